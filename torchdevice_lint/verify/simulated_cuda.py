@@ -131,6 +131,10 @@ def _as_device(value: Any) -> torch.device | None:
     return None
 
 
+def _is_batch_sizes(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.dim() == 1 and value.dtype == torch.int64
+
+
 def _default_device() -> torch.device | None:
     """The device ``torch.set_default_device`` chose, if any.
 
@@ -172,10 +176,15 @@ class _SimulatedCudaMode(TorchFunctionMode):
         # Calls that may legally take tensors from both devices.
         self._cross_device = {
             _Tensor.copy_,
-            torch._pack_padded_sequence,  # its lengths must stay on the CPU
             torch._has_compatible_shallow_copy_type,  # metadata only
             _Tensor.is_same_size,
             _Tensor.is_set_to,
+        }
+        # Packed sequences keep lengths / batch_sizes (a 1-D int64 second
+        # argument) on the CPU next to cuda data; these calls take or return them.
+        self._packed_sequence_ops = {
+            torch._pack_padded_sequence, torch._pad_packed_sequence,
+            torch.gru, torch.lstm, torch.rnn_tanh, torch.rnn_relu,
         }
         self._properties: dict[str, Callable] = {
             "device.__get__": lambda t: SIMULATED_DEVICE if t in self.cuda else None,
@@ -216,6 +225,8 @@ class _SimulatedCudaMode(TorchFunctionMode):
 
     def _generic(self, func, args, kwargs):
         tensors = [x for x in tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
+        if func in self._packed_sequence_ops and _is_batch_sizes(args[1]):
+            return self._packed_sequence_op(func, args, kwargs)
         if kwargs.get("device") is None and func in _device_constructors():
             kwargs["device"] = _default_device()
         target = _as_device(kwargs.get("device"))
@@ -236,6 +247,16 @@ class _SimulatedCudaMode(TorchFunctionMode):
                 if isinstance(leaf, torch.Tensor) and id(self.cuda._storage(leaf)) not in cpu_inputs:
                     self.cuda.add(leaf)
         return result
+
+    def _packed_sequence_op(self, func, args, kwargs):
+        """Check and run the call without its CPU lengths; they come back on the CPU."""
+        self._generic(lambda *a, **k: None, (args[0], *args[2:]), kwargs)  # device check only
+        result = func(*args, **kwargs)
+        if args[0] not in self.cuda:
+            return result
+        if func in (torch._pack_padded_sequence, torch._pad_packed_sequence):
+            return self.mark(result[0]), result[1]
+        return self.mark(result)
 
     def _property(self, name, func, args):
         if name == "data.__set__":  # param.data = other: crossing devices is allowed

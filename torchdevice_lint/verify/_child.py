@@ -1,0 +1,133 @@
+"""Run one program's entry point in this (fresh) process and save what it returns.
+
+The verifier starts one child per program and device, so that a crash, a hang
+or a stray global in user code never reaches the verifier itself:
+
+    python -m torchdevice_lint.verify._child --device simulated \\
+        --file case/original.py --entry run --out result.pt --report report.json
+
+The report (JSON) says ``ok`` with the devices the returned tensors were on, or
+``error`` with the exception; the outputs are saved on the CPU with
+``torch.save``. A missing report means the child died.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import traceback
+import warnings
+from pathlib import Path
+from typing import Any
+
+DEVICES = ("cpu", "simulated", "cuda")
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="torchdevice_lint.verify._child")
+    parser.add_argument("--device", choices=DEVICES, required=True)
+    parser.add_argument("--file", type=Path, required=True, help="the program to import")
+    parser.add_argument("--entry", default="run", help="function to call")
+    parser.add_argument("--module", help="import the entry from this module instead")
+    parser.add_argument("--path", action="append", default=[], help="extra sys.path entries")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--report", type=Path, required=True)
+    return parser.parse_args(argv)
+
+
+def _make_deterministic() -> None:
+    """Outputs must be comparable: no TF32, deterministic kernels where torch has them."""
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cudnn.benchmark = False
+        torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+def _device_context(device: str) -> contextlib.AbstractContextManager:
+    import torch
+
+    from torchdevice_lint.verify.simulated_cuda import hidden_cuda, simulated_cuda
+
+    if device == "simulated":
+        return simulated_cuda()
+    if device == "cpu":
+        return hidden_cuda()
+    if not torch.cuda.is_available():
+        raise RuntimeError("no real CUDA device in this process")
+    return contextlib.nullcontext()
+
+
+def _load_entry(args: argparse.Namespace) -> Any:
+    """Import the program under its own name, so that sibling modules importing it get it."""
+    name = args.file.stem
+    search_path = [str(args.file.parent)] + [p for p in args.path if p]
+    sys.path[:0] = search_path
+    spec = importlib.util.spec_from_file_location(name, args.file)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    if args.module and args.module != name:
+        module = importlib.import_module(args.module)
+    return getattr(module, args.entry)
+
+
+def _to_cpu(value: Any, devices: set[str]) -> Any:
+    """The returned structure with every tensor detached and on the CPU."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        devices.add(str(value.device))
+        return value.detach().cpu().clone()
+    if isinstance(value, list):
+        return [_to_cpu(v, devices) for v in value]
+    if isinstance(value, tuple):  # named tuples too, saved as plain tuples
+        return tuple(_to_cpu(v, devices) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_cpu(v, devices) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(
+        f"the entry point returned a {type(value).__name__}; return tensors, numbers or "
+        "tuples/lists/dicts of them"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(argv)
+    report: dict[str, Any] = {"status": "error"}
+    try:
+        import torch
+
+        _make_deterministic()
+        devices: set[str] = set()
+        with _device_context(args.device):
+            entry = _load_entry(args)
+            outputs = _to_cpu(entry(), devices)
+        torch.save(outputs, args.out)
+        report = {"status": "ok", "devices": sorted(devices)}
+    except BaseException as error:  # user code may raise anything, SystemExit included
+        report = {
+            "status": "error",
+            "error_type": type(error).__name__,
+            "message": str(error),
+            "traceback": traceback.format_exc(),
+        }
+    args.report.write_text(json.dumps(report))
+    return 0 if report["status"] == "ok" else 1
+
+
+if __name__ == "__main__":
+    sys.stdout.flush()
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # skip interpreter teardown: user threads must not hang the exit
