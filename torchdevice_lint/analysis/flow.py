@@ -1,0 +1,856 @@
+"""Which names are tensors or modules, and where each tensor lives, statement by statement.
+
+A light abstract interpretation within one file: every function body (and the module body)
+is walked once in statement order, binding names to a `Value`. Branches are walked in turn
+and loops once, which is enough for device bugs: they hinge on where a value was created and
+moved, not on how often. Whatever the walk cannot prove stays UNKNOWN, and rules stay silent
+on UNKNOWN.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Optional, Sequence, Union
+
+import libcst as cst
+
+from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.imports import ImportTable
+from torchdevice_lint.analysis.tree import (
+    is_none,
+    iter_child_nodes,
+    keyword_argument,
+    method_named,
+    positional_arguments,
+    string_value,
+)
+from torchdevice_lint.analysis.values import DEVICE_OBJECT, UNKNOWN, Kind, Place, Value, merge
+
+FunctionOrModule = Union[cst.FunctionDef, cst.Module, cst.ClassDef]
+
+#: Methods of a module whose positional inputs arrive on the module's device.
+ENTRY_METHODS = frozenset(
+    {"forward", "training_step", "validation_step", "test_step", "predict_step"}
+)
+
+#: Identifiers that, bound to anything but None, name the run's device.
+DEVICE_NAME_HINTS = ("device", "dev")
+
+#: Wrappers around an iterable that yield its items unchanged (or with an index first).
+_PASS_THROUGH_ITERATORS = frozenset({"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter"})
+
+
+def looks_like_device_name(identifier: str) -> bool:
+    lowered = identifier.lower()
+    return lowered in DEVICE_NAME_HINTS or lowered.endswith("_device") or lowered.startswith("device_")
+
+
+@dataclass
+class Meeting:
+    """A tensor made on the CPU without ``device=`` meets a tensor on the device."""
+
+    site: cst.CSTNode
+    origin: cst.Call
+    #: A name holding a device tensor it meets, usable as ``partner.device`` in a fix.
+    partner: Optional[str]
+
+
+@dataclass
+class ClassInfo:
+    node: cst.ClassDef
+    #: True, False, or None when a base class comes from elsewhere and cannot be judged.
+    is_module: Optional[bool]
+    defines_to: bool
+    attributes: dict[str, Value] = field(default_factory=dict)
+
+    @property
+    def converts_in_place(self) -> bool:
+        return bool(self.is_module) or self.defines_to
+
+
+@dataclass
+class Scope:
+    """What one function body (or the module body) binds."""
+
+    node: FunctionOrModule
+    parent: Optional["Scope"]
+    owner_class: Optional[ClassInfo]
+    env: dict[str, Value] = field(default_factory=dict)
+    #: Statement order at which each name was first bound; parameters are bound at the start.
+    bound_at: dict[str, int] = field(default_factory=dict)
+    #: Names bound to a device (``torch.device(...)``, the guarded idiom, a ``device`` param).
+    device_names: dict[str, int] = field(default_factory=dict)
+    #: Parameters that hold tensors on the device, in signature order.
+    device_tensor_params: list[str] = field(default_factory=list)
+    start: int = 0
+
+    def lookup(self, name: str) -> Optional[Value]:
+        scope: Optional[Scope] = self
+        while scope is not None:
+            if name in scope.env:
+                return scope.env[name]
+            scope = scope.parent
+        return None
+
+
+class FlowAnalysis:
+    """Runs the walk over a parsed module and keeps every fact it derived."""
+
+    def __init__(self, module: cst.Module, imports: ImportTable) -> None:
+        self.module = module
+        self.imports = imports
+        self.values: dict[cst.CSTNode, Value] = {}
+        self.meetings: dict[cst.CSTNode, list[Meeting]] = {}
+        self.statement_order: dict[cst.CSTNode, int] = {}
+        self.scopes: dict[FunctionOrModule, Scope] = {}
+        self.classes: dict[str, ClassInfo] = {}
+        self.functions: dict[str, cst.FunctionDef] = {}
+        self.sets_default_device = False
+        self._counter = 0
+        self._seeds: dict[cst.FunctionDef, dict[int, Value]] = {}
+        self._reseeded: set[cst.FunctionDef] = set()
+        #: What each function of the file returns, merged over its return statements.
+        self.returns: dict[cst.FunctionDef, Value] = {}
+        #: What each generator of the file yields, merged over its yield expressions.
+        self.yields: dict[cst.FunctionDef, Value] = {}
+        self._run()
+
+    # ---------------------------------------------------------------- setup
+    def _run(self) -> None:
+        function_parents: dict[cst.FunctionDef, tuple[Optional[cst.FunctionDef], Optional[cst.ClassDef]]] = {}
+        self._collect(self.module, None, None, function_parents)
+        self._judge_classes()
+        module_scope = Scope(self.module, None, None)
+        self.scopes[self.module] = module_scope
+        self._walk_block(self.module.body, module_scope)
+
+        def depth(function: cst.FunctionDef) -> int:
+            count, parent = 0, function_parents[function][0]
+            while parent is not None:
+                count, parent = count + 1, function_parents[parent][0]
+            return count
+
+        # Constructors first, so that methods see the attributes they set; outer before inner.
+        ordered = sorted(
+            function_parents,
+            key=lambda f: (depth(f), f.name.value != "__init__"),
+        )
+        for function in ordered:
+            self._walk_function(function, function_parents)
+        # Helpers called with device tensors: walk them again with those inputs seeded.
+        for _ in range(3):
+            pending = [f for f in ordered if f in self._reseeded]
+            self._reseeded.clear()
+            for function in pending:
+                self._walk_function(function, function_parents)
+
+    def _collect(
+        self,
+        node: cst.CSTNode,
+        function: Optional[cst.FunctionDef],
+        klass: Optional[cst.ClassDef],
+        function_parents: dict,
+    ) -> None:
+        for child in iter_child_nodes(node):
+            if isinstance(child, (cst.Import, cst.ImportFrom)):
+                self.imports.add(child)
+            elif isinstance(child, cst.FunctionDef):
+                function_parents[child] = (function, klass)
+                if function is None and klass is None:
+                    self.functions.setdefault(child.name.value, child)
+                self._collect(child, child, None, function_parents)
+                continue
+            elif isinstance(child, cst.ClassDef):
+                self.classes[child.name.value] = ClassInfo(child, None, method_named(child, "to") is not None)
+                self._collect(child, function, child, function_parents)
+                continue
+            elif isinstance(child, cst.Call):
+                name = self.imports.qualified_name(child.func)
+                if name in ("torch.set_default_device", "torch.set_default_tensor_type"):
+                    self.sets_default_device = True
+            self._collect(child, function, klass, function_parents)
+
+    def _judge_classes(self) -> None:
+        for _ in range(len(self.classes) + 1):
+            changed = False
+            for info in self.classes.values():
+                verdict = self._is_module_class(info.node)
+                if verdict != info.is_module:
+                    info.is_module, changed = verdict, True
+            if not changed:
+                break
+
+    def _is_module_class(self, node: cst.ClassDef) -> Optional[bool]:
+        verdict: Optional[bool] = False
+        for base in node.bases:
+            if base.keyword is not None:
+                continue
+            qualified = self.imports.qualified_name(base.value)
+            if qualified is not None:
+                if torch_api.is_torch_nn_module_class(qualified) or qualified in torch_api.THIRD_PARTY_MODULE_BASES:
+                    return True
+                if not qualified.startswith("torch.") and qualified not in ("typing.Generic", "abc.ABC"):
+                    verdict = None
+                continue
+            if isinstance(base.value, cst.Name):
+                local = self.classes.get(base.value.value)
+                if local is not None:
+                    if local.is_module:
+                        return True
+                    if local.is_module is None:
+                        verdict = None
+                    continue
+                if base.value.value in ("object", "Exception", "dict", "list", "tuple"):
+                    continue
+            verdict = None
+        return verdict
+
+    # ------------------------------------------------------------- functions
+    def _walk_function(self, function: cst.FunctionDef, function_parents: dict) -> None:
+        parent_function, klass = function_parents[function]
+        parent_scope = self.scopes.get(parent_function) if parent_function else self.scopes[self.module]
+        owner = self.classes.get(klass.name.value) if klass is not None else None
+        scope = Scope(function, parent_scope, owner)
+        self.returns.pop(function, None)
+        self.yields.pop(function, None)
+        self._counter += 1
+        scope.start = self._counter
+        self.scopes[function] = scope
+        self._bind_parameters(function, scope)
+        body = function.body
+        if isinstance(body, cst.IndentedBlock):
+            self._walk_block(body.body, scope)
+        else:
+            self._walk_block([body], scope)
+
+    def _bind_parameters(self, function: cst.FunctionDef, scope: Scope) -> None:
+        params = function.params
+        positional = [*params.posonly_params, *params.params]
+        owner = scope.owner_class
+        is_method = owner is not None and positional and positional[0].name.value in ("self", "cls")
+        inputs_on_device = bool(
+            is_method and owner.is_module and function.name.value in ENTRY_METHODS
+        )
+        seeds = self._seeds.get(function, {})
+        tensor_evidence = names_used_as_tensors(function, lenient=inputs_on_device)
+        for index, param in enumerate([*positional, *params.kwonly_params]):
+            name = param.name.value
+            if index == 0 and is_method:
+                continue
+            value = self._annotation_value(param.annotation)
+            if name in tensor_evidence and value.kind is Kind.UNKNOWN:
+                value = Value(Kind.TENSOR)
+            seeded = seeds.get(index)
+            if seeded is not None:
+                kind = value.kind if value.kind is not Kind.UNKNOWN else seeded.kind
+                value = Value(kind, seeded.place, seeded.origin, seeded.type_name, seeded.elements)
+            elif inputs_on_device and param in positional and value.kind is Kind.TENSOR:
+                value = value.moved_to(Place.DEVICE)
+            has_none_default = isinstance(param.default, cst.Name) and param.default.value == "None"
+            if value.kind is Kind.UNKNOWN and looks_like_device_name(name) and not has_none_default:
+                value = DEVICE_OBJECT
+            if value.kind is Kind.DEVICE and not has_none_default:
+                scope.device_names[name] = scope.start
+            if value.kind is Kind.TENSOR and value.place is Place.DEVICE:
+                scope.device_tensor_params.append(name)
+            scope.env[name] = value
+            scope.bound_at[name] = scope.start
+        if is_method:
+            self_name = positional[0].name.value
+            if owner.is_module:
+                scope.env[self_name] = Value(Kind.MODULE, Place.DEVICE)
+            elif owner.defines_to:
+                scope.env[self_name] = Value(Kind.IN_PLACE)
+            else:
+                scope.env[self_name] = UNKNOWN
+
+    def _annotation_value(self, annotation: Optional[cst.Annotation]) -> Value:
+        if annotation is None:
+            return UNKNOWN
+        qualified = self.imports.qualified_name(annotation.annotation)
+        if qualified in ("torch.Tensor", "torch.nn.Parameter"):
+            return Value(Kind.TENSOR)
+        if qualified == "torch.device":
+            return DEVICE_OBJECT
+        if qualified == "torch.nn.Module" or (qualified and torch_api.is_torch_nn_module_class(qualified)):
+            return Value(Kind.MODULE)
+        return UNKNOWN
+
+    # ------------------------------------------------------------ statements
+    def _walk_block(self, statements: Sequence[cst.CSTNode], scope: Scope) -> None:
+        for statement in statements:
+            self._counter += 1
+            self.statement_order[statement] = self._counter
+            self._walk_statement(statement, scope)
+
+    def _walk_statement(self, statement: cst.CSTNode, scope: Scope) -> None:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                self._walk_small_statement(small, scope)
+        elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            if isinstance(statement, cst.ClassDef) and scope.node is self.module:
+                self._walk_class_body(statement, scope)
+        elif isinstance(statement, cst.If):
+            self._evaluate(statement.test, scope)
+            self._walk_branches([statement.body, statement.orelse], scope)
+        elif isinstance(statement, (cst.For,)):
+            items = self._evaluate(statement.iter, scope)
+            self._bind_loop_target(statement.target, statement.iter, items, scope)
+            self._walk_suite(statement.body, scope)
+            if statement.orelse is not None:
+                self._walk_suite(statement.orelse.body, scope)
+        elif isinstance(statement, cst.While):
+            self._evaluate(statement.test, scope)
+            self._walk_suite(statement.body, scope)
+        elif isinstance(statement, cst.With):
+            sets_device = False
+            for item in statement.items:
+                value = self._evaluate(item.item, scope)
+                if isinstance(item.item, cst.Call) and self.imports.qualified_name(item.item.func) == "torch.device":
+                    sets_device = True
+                if item.asname is not None:
+                    self._assign(item.asname.name, value, scope)
+            if sets_device:
+                saved, self.sets_default_device = self.sets_default_device, True
+                self._walk_suite(statement.body, scope)
+                self.sets_default_device = saved
+            else:
+                self._walk_suite(statement.body, scope)
+        elif isinstance(statement, cst.Try):
+            self._walk_suite(statement.body, scope)
+            for handler in statement.handlers:
+                self._walk_suite(handler.body, scope)
+            if statement.orelse is not None:
+                self._walk_suite(statement.orelse.body, scope)
+            if statement.finalbody is not None:
+                self._walk_suite(statement.finalbody.body, scope)
+        else:
+            for child in iter_child_nodes(statement):
+                if isinstance(child, cst.BaseExpression):
+                    self._evaluate(child, scope)
+                elif isinstance(child, (cst.BaseSuite, cst.BaseStatement)):
+                    self._walk_suite(child, scope)
+
+    def _walk_suite(self, suite: cst.CSTNode, scope: Scope) -> None:
+        if isinstance(suite, cst.IndentedBlock):
+            self._walk_block(suite.body, scope)
+        elif isinstance(suite, cst.SimpleStatementSuite):
+            for small in suite.body:
+                self._walk_small_statement(small, scope)
+        elif isinstance(suite, (cst.Else, cst.Finally)):
+            self._walk_suite(suite.body, scope)
+        elif isinstance(suite, cst.If):
+            self._walk_statement(suite, scope)
+        elif isinstance(suite, cst.BaseStatement):
+            self._walk_block([suite], scope)
+
+    def _walk_branches(self, branches: Iterable[Optional[cst.CSTNode]], scope: Scope) -> None:
+        """Walk each branch from the same state, then merge what they bound."""
+        before = dict(scope.env)
+        outcomes = []
+        for branch in branches:
+            if branch is None:
+                outcomes.append(before)
+                continue
+            scope.env = dict(before)
+            self._walk_suite(branch, scope)
+            outcomes.append(scope.env)
+        if len(outcomes) == 1:
+            outcomes.append(before)
+        merged = dict(outcomes[0])
+        for outcome in outcomes[1:]:
+            for name in set(merged) | set(outcome):
+                if name in merged and name in outcome:
+                    merged[name] = merge(merged[name], outcome[name])
+                else:
+                    merged[name] = merged.get(name) or outcome[name]
+        scope.env = merged
+
+    def _walk_class_body(self, node: cst.ClassDef, scope: Scope) -> None:
+        """Class-level statements see module names; what they bind is not visible in methods."""
+        class_scope = Scope(node, scope, None)
+        if isinstance(node.body, cst.IndentedBlock):
+            self._walk_block([s for s in node.body.body if isinstance(s, cst.SimpleStatementLine)], class_scope)
+
+    def _walk_small_statement(self, small: cst.BaseSmallStatement, scope: Scope) -> None:
+        if isinstance(small, cst.Assign):
+            value = self._evaluate(small.value, scope)
+            for target in small.targets:
+                self._assign(target.target, value, scope, small.value)
+        elif isinstance(small, cst.AnnAssign):
+            value = self._evaluate(small.value, scope) if small.value is not None else UNKNOWN
+            annotated = self._annotation_value(small.annotation)
+            if annotated.kind is not Kind.UNKNOWN and value.kind is Kind.UNKNOWN:
+                value = Value(annotated.kind, value.place)
+            self._assign(small.target, value, scope, small.value)
+        elif isinstance(small, cst.AugAssign):
+            target = self._evaluate(small.target, scope)
+            operand = self._evaluate(small.value, scope)
+            self._record_meeting(small, [(small.target, target), (small.value, operand)])
+            if isinstance(small.target, cst.Name) and target.kind is Kind.TENSOR:
+                scope.env[small.target.value] = combine([target, operand])
+        elif isinstance(small, cst.Expr):
+            self._walk_expression_statement(small.value, scope)
+        elif isinstance(small, cst.Return) and small.value is not None:
+            value = self._evaluate(small.value, scope)
+            if isinstance(scope.node, cst.FunctionDef):
+                previous = self.returns.get(scope.node)
+                self.returns[scope.node] = value if previous is None else merge(previous, value)
+        else:
+            for child in iter_child_nodes(small):
+                if isinstance(child, cst.BaseExpression):
+                    self._evaluate(child, scope)
+
+    def _walk_expression_statement(self, expression: cst.BaseExpression, scope: Scope) -> None:
+        """A bare ``x.to(d)``: a module moves in place; a tensor is assumed moved as meant.
+
+        Assuming the intended move keeps one bug from being reported twice: the discarded
+        conversion is its own finding, and what follows is judged as if it had been fixed.
+        """
+        self._evaluate(expression, scope)
+        if not (isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute)):
+            return
+        receiver = expression.func.value
+        method = expression.func.attr.value
+        if method not in torch_api.CONVERSION_METHODS or not isinstance(receiver, cst.Name):
+            return
+        current = self.values.get(receiver, UNKNOWN)
+        if current.kind in (Kind.MODULE, Kind.TENSOR):
+            scope.env[receiver.value] = self.values.get(expression, current)
+        elif current.kind is Kind.UNKNOWN:
+            scope.env[receiver.value] = UNKNOWN
+
+    def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression, items: Value, scope: Scope) -> None:
+        enumerated = False
+        while isinstance(iterable, cst.Call) and iterable.args:
+            callee = iterable.func
+            callee_name = callee.value if isinstance(callee, cst.Name) else self.imports.qualified_name(callee)
+            if callee_name == "enumerate":
+                enumerated = True
+            elif callee_name not in _PASS_THROUGH_ITERATORS:
+                break
+            iterable = iterable.args[0].value
+            items = self.values.get(iterable, UNKNOWN)
+        if enumerated and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            self._assign(target.elements[0].value, UNKNOWN, scope)
+            target = target.elements[1].value
+        if items.kind is Kind.LOADER and isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._assign(element.value, Value(Kind.TENSOR, Place.CPU), scope)
+            return
+        generator = self._local_function(iterable, scope)
+        item = self.yields.get(generator) if generator is not None else None
+        # Values cross the function boundary without their origin: a fix stays local.
+        self._assign(target, _without_origins(item) if item is not None else UNKNOWN, scope)
+
+    def _local_function(self, call: cst.BaseExpression, scope: Scope) -> Optional[cst.FunctionDef]:
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and scope.lookup(call.func.value) is None:
+            return self.functions.get(call.func.value)
+        return None
+
+    def _assign(
+        self,
+        target: cst.BaseExpression,
+        value: Value,
+        scope: Scope,
+        source: Optional[cst.BaseExpression] = None,
+    ) -> None:
+        if isinstance(target, cst.Name):
+            name = target.value
+            if value.kind is Kind.UNKNOWN and looks_like_device_name(name) and source is not None and not is_none(source):
+                value = DEVICE_OBJECT
+            scope.env[name] = value
+            scope.bound_at.setdefault(name, self._counter)
+            if value.kind is Kind.DEVICE:
+                scope.device_names.setdefault(name, self._counter)
+            self.values[target] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            sources = source.elements if isinstance(source, (cst.Tuple, cst.List)) else None
+            values = value.elements
+            unpackable = values is not None and len(values) == len(target.elements)
+            for index, element in enumerate(target.elements):
+                if isinstance(element, cst.StarredElement) or not unpackable:
+                    self._assign(element.value, UNKNOWN, scope)
+                    continue
+                element_source = sources[index].value if sources is not None else None
+                self._assign(element.value, values[index], scope, element_source)
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+            owner = scope.owner_class
+            self_value = scope.env.get(target.value.value)
+            if owner is not None and self_value is not None and target.value.value == "self":
+                self._set_attribute(owner, target.attr.value, value, source)
+
+    def _set_attribute(self, owner: ClassInfo, name: str, value: Value, source: Optional[cst.BaseExpression]) -> None:
+        if value.kind is Kind.UNKNOWN and looks_like_device_name(name) and source is not None and not is_none(source):
+            value = DEVICE_OBJECT
+        if owner.is_module and value.kind is Kind.TENSOR and not self._is_parameter(source):
+            # A plain tensor attribute does not follow ``model.to()``: its place is unknown.
+            value = Value(Kind.TENSOR)
+        elif owner.is_module and value.kind in (Kind.TENSOR, Kind.MODULE):
+            value = value.moved_to(Place.DEVICE)
+        previous = owner.attributes.get(name)
+        owner.attributes[name] = value if previous is None else merge(previous, value)
+
+    def _is_parameter(self, source: Optional[cst.BaseExpression]) -> bool:
+        return (
+            isinstance(source, cst.Call)
+            and self.imports.qualified_name(source.func) in torch_api.NN_TENSOR_CLASSES
+        )
+
+    # ----------------------------------------------------------- expressions
+    def _evaluate(self, node: cst.BaseExpression, scope: Scope) -> Value:
+        value = self._evaluate_uncached(node, scope)
+        self.values[node] = value
+        return value
+
+    def _evaluate_children(self, node: cst.CSTNode, scope: Scope) -> None:
+        for child in iter_child_nodes(node):
+            if isinstance(child, cst.BaseExpression):
+                self._evaluate(child, scope)
+            elif not isinstance(child, (cst.BaseSuite, cst.BaseStatement)):
+                self._evaluate_children(child, scope)
+
+    def _evaluate_uncached(self, node: cst.BaseExpression, scope: Scope) -> Value:
+        if isinstance(node, cst.Name):
+            found = scope.lookup(node.value)
+            return found if found is not None else UNKNOWN
+        if isinstance(node, cst.Attribute):
+            return self._evaluate_attribute(node, scope)
+        if isinstance(node, cst.Call):
+            return self._evaluate_call(node, scope)
+        if isinstance(node, (cst.BinaryOperation, cst.Comparison)):
+            return self._evaluate_operation(node, scope)
+        if isinstance(node, cst.UnaryOperation):
+            return self._evaluate(node.expression, scope)
+        if isinstance(node, cst.Subscript):
+            receiver = self._evaluate(node.value, scope)
+            self._evaluate_children_except(node, node.value, scope)
+            if receiver.kind is Kind.TENSOR:
+                return receiver
+            return Value(place=Place.DEVICE) if receiver.place is Place.DEVICE else UNKNOWN
+        if isinstance(node, cst.IfExp):
+            return self._evaluate_conditional(node, scope)
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            text = string_value(node)
+            if text is not None and names_device(text):
+                return DEVICE_OBJECT
+            self._evaluate_children(node, scope)
+            return UNKNOWN
+        if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return UNKNOWN  # their own bindings would shadow ours: stay out
+        if isinstance(node, (cst.Tuple, cst.List)):
+            values = [self._evaluate(element.value, scope) for element in node.elements]
+            if any(isinstance(element, cst.StarredElement) for element in node.elements):
+                return UNKNOWN
+            return Value(elements=tuple(values))
+        if isinstance(node, cst.Yield):
+            if node.value is not None and not isinstance(node.value, cst.From):
+                value = self._evaluate(node.value, scope)
+                if isinstance(scope.node, cst.FunctionDef):
+                    previous = self.yields.get(scope.node)
+                    self.yields[scope.node] = value if previous is None else merge(previous, value)
+            return UNKNOWN
+        self._evaluate_children(node, scope)
+        return UNKNOWN
+
+    def _evaluate_children_except(self, node: cst.CSTNode, skip: cst.CSTNode, scope: Scope) -> None:
+        for child in iter_child_nodes(node):
+            if child is skip:
+                continue
+            if isinstance(child, cst.BaseExpression):
+                self._evaluate(child, scope)
+            else:
+                self._evaluate_children(child, scope)
+
+    def _evaluate_attribute(self, node: cst.Attribute, scope: Scope) -> Value:
+        receiver = self._evaluate(node.value, scope)
+        attribute = node.attr.value
+        if attribute == "device":
+            return DEVICE_OBJECT
+        if receiver.kind is Kind.TENSOR and attribute in torch_api.TENSOR_ATTRIBUTES:
+            return receiver
+        if receiver.kind is Kind.MODULE:
+            owner = scope.owner_class
+            is_self = isinstance(node.value, cst.Name) and node.value.value == "self"
+            if owner is not None and is_self and attribute in owner.attributes:
+                return owner.attributes[attribute]
+            if attribute in ("weight", "bias"):
+                return Value(Kind.TENSOR, receiver.place)
+            local = self.classes.get(receiver.type_name or "")
+            member = local.attributes.get(attribute) if local is not None else None
+            if member is not None and member.kind in (Kind.MODULE, Kind.TENSOR) and member.place is Place.DEVICE:
+                return member.moved_to(receiver.place)
+        if isinstance(node.value, cst.Name) and node.value.value == "self" and scope.owner_class is not None:
+            return scope.owner_class.attributes.get(attribute, UNKNOWN)
+        return UNKNOWN
+
+    def _evaluate_conditional(self, node: cst.IfExp, scope: Scope) -> Value:
+        self._evaluate(node.test, scope)
+        body = self._evaluate(node.body, scope)
+        orelse = self._evaluate(node.orelse, scope)
+        return merge(body, orelse)
+
+    def _evaluate_operation(self, node: cst.BinaryOperation | cst.Comparison, scope: Scope) -> Value:
+        if isinstance(node, cst.BinaryOperation):
+            operands = [node.left, node.right]
+        else:
+            operands = [node.left, *(target.comparator for target in node.comparisons)]
+        values = [(operand, self._evaluate(operand, scope)) for operand in operands]
+        self._record_meeting(node, values)
+        return combine([value for _, value in values])
+
+    def _evaluate_call(self, node: cst.Call, scope: Scope) -> Value:
+        argument_values = [(arg, self._evaluate(arg.value, scope)) for arg in node.args]
+        qualified = self.imports.qualified_name(node.func)
+        if qualified is not None and qualified.split(".", 1)[0] in ("torch", "transformers", "torch_geometric"):
+            return self._evaluate_library_call(node, qualified, argument_values, scope)
+        if isinstance(node.func, cst.Attribute):
+            callee = self._evaluate(node.func, scope)
+            if callee.kind is Kind.MODULE:
+                return self._evaluate_module_call(node, callee, argument_values)
+            receiver = self.values.get(node.func.value, UNKNOWN)
+            return self._evaluate_method_call(node, receiver, node.func.attr.value, argument_values, scope)
+        callee = self._evaluate(node.func, scope)
+        if isinstance(node.func, cst.Name):
+            local_class = self.classes.get(node.func.value)
+            if local_class is not None and scope.lookup(node.func.value) is None:
+                if local_class.is_module:
+                    return Value(Kind.MODULE, Place.CPU, type_name=node.func.value)
+                return Value(Kind.IN_PLACE) if local_class.defines_to else UNKNOWN
+            helper = self.functions.get(node.func.value)
+            if helper is not None and scope.lookup(node.func.value) is None:
+                self._seed(helper, argument_values, offset=0)
+                return self.returns.get(helper, UNKNOWN)
+        if callee.kind is Kind.MODULE:
+            return self._evaluate_module_call(node, callee, argument_values)
+        return UNKNOWN
+
+    def _evaluate_library_call(self, node, qualified, argument_values, scope) -> Value:
+        if qualified in torch_api.FACTORIES:
+            return self._evaluate_factory(node, qualified)
+        if qualified == "torch.device":
+            return DEVICE_OBJECT
+        if qualified in torch_api.TENSOR_FUNCTIONS or qualified.startswith("torch.nn.functional."):
+            tensor_values = list(tensor_arguments(argument_values, self.values))
+            if qualified in torch_api.COMBINING_FUNCTIONS:
+                self._record_meeting(node, tensor_values)
+            result = combine([value for _, value in tensor_values])
+            return Value(Kind.TENSOR, result.place, result.origin)
+        if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1].endswith("_like") and argument_values:
+            first = argument_values[0][1]
+            return Value(Kind.TENSOR, first.place, first.origin)
+        if qualified in torch_api.NN_TENSOR_CLASSES:
+            first = argument_values[0][1] if argument_values else UNKNOWN
+            return Value(Kind.TENSOR, first.place)
+        if torch_api.is_torch_nn_module_class(qualified):
+            return Value(Kind.MODULE, Place.CPU, type_name=qualified)
+        if qualified in torch_api.TENSOR_LOADERS:
+            return Value(Kind.LOADER)
+        if qualified in torch_api.IN_PLACE_CLASSES:
+            return Value(Kind.IN_PLACE)
+        return UNKNOWN
+
+    def _evaluate_factory(self, node: cst.Call, qualified: str) -> Value:
+        device = keyword_argument(node, "device")
+        if any(arg.star == "**" for arg in node.args):
+            return Value(Kind.TENSOR)
+        if device is not None:
+            return Value(Kind.TENSOR, device_argument_place(device, self.values))
+        if self.sets_default_device:
+            return Value(Kind.TENSOR)
+        if is_zero_dim_factory(node, qualified):
+            return Value(Kind.TENSOR, Place.CPU)
+        return Value(Kind.TENSOR, Place.CPU, node)
+
+    def _evaluate_method_call(self, node, receiver: Value, method: str, argument_values, scope) -> Value:
+        if method in ("to", "cuda", "cpu"):
+            return self._evaluate_move(node, receiver, method)
+        if receiver.kind is Kind.MODULE:
+            if method in ("float", "half", "double", "bfloat16", "train", "eval", "requires_grad_"):
+                return receiver
+            if method == "forward":
+                return self._evaluate_module_call(node, receiver, argument_values)
+            if method in ("register_buffer", "register_parameter") and len(node.args) >= 2 and scope.owner_class:
+                name = string_value(node.args[0].value)
+                if name is not None and scope.owner_class.is_module:
+                    scope.owner_class.attributes[name] = Value(Kind.TENSOR, Place.DEVICE)
+            if isinstance(node.func.value, cst.Name) and node.func.value.value == "self" and scope.owner_class:
+                helper = method_named(scope.owner_class.node, method)
+                if helper is not None:
+                    self._seed(helper, argument_values, offset=1)
+            return UNKNOWN
+        if receiver.kind is Kind.TENSOR:
+            if method in torch_api.SAME_DEVICE_CONSTRUCTOR_METHODS:
+                return Value(Kind.TENSOR, receiver.place)
+            if method in torch_api.COMBINING_METHODS:
+                participants = [(node.func.value, receiver), *tensor_arguments(argument_values, self.values)]
+                self._record_meeting(node, participants)
+                return combine([value for _, value in participants])
+            if method in torch_api.TENSOR_RETURNING_METHODS:
+                return receiver
+        if receiver.kind is Kind.UNKNOWN and isinstance(node.func.value, cst.Name) and node.func.value.value == "self":
+            owner = scope.owner_class
+            helper = method_named(owner.node, method) if owner is not None else None
+            if helper is not None:
+                self._seed(helper, argument_values, offset=1)
+        return UNKNOWN
+
+    def _evaluate_move(self, node: cst.Call, receiver: Value, method: str) -> Value:
+        if method == "cuda":
+            return receiver.moved_to(Place.DEVICE)
+        if method == "cpu":
+            return receiver.moved_to(Place.CPU)
+        target = keyword_argument(node, "device")
+        if target is None:
+            positional = positional_arguments(node)
+            target = positional[0] if positional else None
+        if target is None:
+            return receiver
+        if self.imports.qualified_name(target) in torch_api.DTYPES:
+            return receiver
+        target_value = self.values.get(target, UNKNOWN)
+        if target_value.kind is Kind.TENSOR:
+            return receiver.moved_to(target_value.place)
+        return receiver.moved_to(device_argument_place(target, self.values))
+
+    def _evaluate_module_call(self, node: cst.Call, module: Value, argument_values) -> Value:
+        tensor_values = list(tensor_arguments(argument_values, self.values, lengths_allowed=False))
+        if module.place is Place.DEVICE:
+            tensor_values.append((node.func, Value(Kind.TENSOR, Place.DEVICE)))
+        self._record_meeting(node, tensor_values)
+        place = module.place if module.place is Place.DEVICE else Place.UNKNOWN
+        return Value(self._module_result_kind(module), place)
+
+    def _module_result_kind(self, module: Value) -> Kind:
+        """Built-in layers return a tensor; a module of the file returns what its forward does."""
+        type_name = module.type_name
+        if type_name is None:
+            return Kind.UNKNOWN
+        if type_name.startswith("torch.nn."):
+            return Kind.UNKNOWN if type_name in torch_api.NON_TENSOR_RESULT_MODULES else Kind.TENSOR
+        local = self.classes.get(type_name)
+        forward = method_named(local.node, "forward") if local is not None else None
+        result = self.returns.get(forward) if forward is not None else None
+        return result.kind if result is not None else Kind.UNKNOWN
+
+    def _seed(self, helper: cst.FunctionDef, argument_values, offset: int) -> None:
+        """Remember which inputs of a helper arrive on the device, to walk it with them."""
+        seeds = self._seeds.setdefault(helper, {})
+        for index, (arg, value) in enumerate(argument_values):
+            if arg.keyword is not None or arg.star:
+                return
+            previous = seeds.get(index + offset)
+            seeded = value if previous is None else merge(previous, value)
+            if seeded != previous and (seeded.kind is not Kind.UNKNOWN or seeded.place is not Place.UNKNOWN):
+                seeds[index + offset] = seeded
+                self._reseeded.add(helper)
+
+    def _record_meeting(self, site: cst.CSTNode, participants: Sequence[tuple]) -> None:
+        device_side = [(expr, value) for expr, value in participants if value.place is Place.DEVICE]
+        if not device_side:
+            return
+        partner = next(
+            (expr.value for expr, value in device_side if isinstance(expr, cst.Name) and value.kind is Kind.TENSOR),
+            None,
+        )
+        found = [Meeting(site, value.origin, partner) for _, value in participants if value.is_cpu_factory_tensor]
+        if found:
+            self.meetings[site] = found
+
+
+
+
+# ------------------------------------------------------------------ helpers
+def device_argument_place(node: cst.BaseExpression, values: dict) -> Place:
+    """Where ``device=node`` (or ``.to(node)``) puts a tensor."""
+    text = string_value(node)
+    if text is not None:
+        if text.startswith("cpu"):
+            return Place.CPU
+        return Place.DEVICE if names_device(text) else Place.UNKNOWN
+    if isinstance(node, cst.Call) and node.args:
+        inner = string_value(node.args[0].value)
+        if inner is not None and inner.startswith("cpu"):
+            return Place.CPU
+    if values.get(node, UNKNOWN).kind is Kind.DEVICE:
+        return Place.DEVICE
+    if isinstance(node, cst.Name) and looks_like_device_name(node.value):
+        return Place.DEVICE
+    return Place.UNKNOWN
+
+
+def is_zero_dim_factory(call: cst.Call, qualified: str) -> bool:
+    """0-dim CPU tensors may meet CUDA tensors; a rank we cannot see counts as 0-dim too."""
+    positional = positional_arguments(call)
+    if qualified in torch_api.DATA_FACTORIES:
+        data = positional[0] if positional else keyword_argument(call, "data")
+        is_sequence = isinstance(data, (cst.List, cst.Tuple)) and bool(data.elements)
+        return not (is_sequence or isinstance(data, cst.ListComp))
+    if qualified == "torch.from_numpy":
+        return False
+    size = positional[0] if positional else keyword_argument(call, "size")
+    return isinstance(size, (cst.Tuple, cst.List)) and not size.elements
+
+
+def names_device(text: str) -> bool:
+    """``"cuda"``, ``"cuda:1"``, ``"cpu"``, ``"mps"``: a string that is a device."""
+    head, _, index = text.partition(":")
+    return head in ("cuda", "cpu", "mps", "xpu") and (not index or index.isdigit())
+
+
+def combine(values: Sequence[Value]) -> Value:
+    """The value of an operation on several operands: tensors win, the device wins."""
+    tensors = [value for value in values if value.kind is Kind.TENSOR]
+    placed = [value.place for value in values if value.kind is Kind.TENSOR or value.place is Place.DEVICE]
+    if Place.DEVICE in placed:
+        return Value(Kind.TENSOR if tensors else Kind.UNKNOWN, Place.DEVICE)
+    if not tensors:
+        return UNKNOWN
+    if all(place is Place.CPU for place in placed):
+        origin = next((value.origin for value in tensors if value.origin is not None), None)
+        return Value(Kind.TENSOR, Place.CPU, origin)
+    return Value(Kind.TENSOR)
+
+
+def tensor_arguments(argument_values, values: dict, lengths_allowed: bool = True):
+    """The (expression, value) pairs passed to a call, looking into list and tuple literals."""
+    for arg, value in argument_values:
+        if not lengths_allowed and looks_like_lengths(arg):
+            continue
+        if isinstance(arg.value, (cst.List, cst.Tuple)):
+            for element in arg.value.elements:
+                yield element.value, values.get(element.value, UNKNOWN)
+        else:
+            yield arg.value, value
+
+
+def looks_like_lengths(arg: cst.Arg) -> bool:
+    """Sequence lengths must stay on the CPU for packing: never ask to move them."""
+    names = [arg.keyword.value] if arg.keyword is not None else []
+    if isinstance(arg.value, cst.Name):
+        names.append(arg.value.value)
+    return any("len" in name.lower() for name in names)
+
+
+#: Attributes that, read off a parameter of ``forward``, show it is a tensor.
+_FORWARD_TENSOR_EVIDENCE = frozenset({"size", "shape", "view", "dim", "ndim", "device", "dtype", "reshape"})
+
+
+def names_used_as_tensors(function: cst.FunctionDef, lenient: bool) -> set[str]:
+    """Names the body treats as tensors (tensor-only methods; in ``forward`` also ``.shape``)."""
+    evidence = torch_api.TENSOR_ONLY_METHODS | (_FORWARD_TENSOR_EVIDENCE if lenient else frozenset())
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value in evidence:
+            found.add(node.value.value)
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(iter_child_nodes(node))
+    return found
+
+
+def _without_origins(value: Value) -> Value:
+    elements = tuple(_without_origins(e) for e in value.elements) if value.elements is not None else None
+    return Value(value.kind, value.place, None, value.type_name, elements)

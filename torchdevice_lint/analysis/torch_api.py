@@ -1,0 +1,337 @@
+"""What the analysis knows about PyTorch's API, as data.
+
+Every table here is a fact about torch (see shared device-semantics notes), kept in one
+place so that rules and the flow analysis agree on it.
+"""
+
+from __future__ import annotations
+
+#: Factories that create a fresh tensor on the default (CPU) device unless given ``device=``.
+FACTORIES = frozenset(
+    {
+        "torch.zeros",
+        "torch.ones",
+        "torch.empty",
+        "torch.full",
+        "torch.rand",
+        "torch.randn",
+        "torch.randint",
+        "torch.randperm",
+        "torch.arange",
+        "torch.range",
+        "torch.linspace",
+        "torch.logspace",
+        "torch.eye",
+        "torch.tensor",
+        "torch.as_tensor",
+        "torch.from_numpy",
+        "torch.empty_strided",
+        "torch.tril_indices",
+        "torch.triu_indices",
+    }
+)
+
+#: Factories whose values come from the random generator: CUDA draws other numbers than the
+#: CPU for the same seed, so giving them ``device=`` changes the values.
+RANDOM_FACTORIES = frozenset(
+    {"torch.rand", "torch.randn", "torch.randint", "torch.randperm"}
+)
+
+#: Factories whose first argument is data rather than a size: only a literal list or tuple
+#: proves the result has at least one dimension.
+DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor"})
+
+#: Factories that accept no ``device=`` keyword; they are moved with ``.to()`` instead.
+FACTORIES_WITHOUT_DEVICE_KEYWORD = frozenset({"torch.from_numpy"})
+
+#: Functions that return a tensor placed like their tensor arguments and that raise when
+#: those arguments sit on different devices.
+COMBINING_FUNCTIONS = frozenset(
+    {
+        "torch.cat",
+        "torch.concat",
+        "torch.concatenate",
+        "torch.stack",
+        "torch.hstack",
+        "torch.vstack",
+        "torch.dstack",
+        "torch.where",
+        "torch.matmul",
+        "torch.mm",
+        "torch.bmm",
+        "torch.einsum",
+        "torch.add",
+        "torch.sub",
+        "torch.mul",
+        "torch.div",
+        "torch.maximum",
+        "torch.minimum",
+        "torch.lerp",
+        "torch.addmm",
+        "torch.baddbmm",
+        "torch.cdist",
+        "torch.dot",
+        "torch.outer",
+        "torch.eq",
+        "torch.ne",
+        "torch.lt",
+        "torch.le",
+        "torch.gt",
+        "torch.ge",
+        "torch.masked_fill",
+        "torch.nn.functional.linear",
+        "torch.nn.functional.embedding",
+        "torch.nn.functional.cross_entropy",
+        "torch.nn.functional.nll_loss",
+        "torch.nn.functional.mse_loss",
+        "torch.nn.functional.l1_loss",
+        "torch.nn.functional.smooth_l1_loss",
+        "torch.nn.functional.binary_cross_entropy",
+        "torch.nn.functional.binary_cross_entropy_with_logits",
+        "torch.nn.functional.kl_div",
+        "torch.nn.functional.cosine_similarity",
+        "torch.nn.functional.scaled_dot_product_attention",
+    }
+)
+
+#: Tensor methods whose tensor arguments must share the receiver's device.
+COMBINING_METHODS = frozenset(
+    {
+        "add",
+        "add_",
+        "sub",
+        "sub_",
+        "mul",
+        "mul_",
+        "div",
+        "div_",
+        "matmul",
+        "mm",
+        "bmm",
+        "masked_fill",
+        "masked_fill_",
+        "copy_",
+        "lerp",
+        "lerp_",
+        "maximum",
+        "minimum",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+    }
+)
+
+#: Other ``torch.*`` functions that return a tensor placed like their tensor arguments.
+TENSOR_FUNCTIONS = COMBINING_FUNCTIONS | frozenset(
+    {
+        "torch.abs",
+        "torch.exp",
+        "torch.log",
+        "torch.sqrt",
+        "torch.sin",
+        "torch.cos",
+        "torch.tanh",
+        "torch.sigmoid",
+        "torch.relu",
+        "torch.softmax",
+        "torch.log_softmax",
+        "torch.sum",
+        "torch.mean",
+        "torch.prod",
+        "torch.cumsum",
+        "torch.clamp",
+        "torch.clip",
+        "torch.flatten",
+        "torch.reshape",
+        "torch.transpose",
+        "torch.permute",
+        "torch.squeeze",
+        "torch.unsqueeze",
+        "torch.triu",
+        "torch.tril",
+        "torch.roll",
+        "torch.flip",
+        "torch.pow",
+        "torch.argmax",
+        "torch.argmin",
+        "torch.norm",
+        "torch.nn.functional.relu",
+        "torch.nn.functional.gelu",
+        "torch.nn.functional.silu",
+        "torch.nn.functional.softmax",
+        "torch.nn.functional.log_softmax",
+        "torch.nn.functional.dropout",
+        "torch.nn.functional.normalize",
+        "torch.nn.functional.pad",
+        "torch.nn.functional.interpolate",
+        "torch.nn.functional.one_hot",
+        "torch.nn.functional.layer_norm",
+    }
+)
+
+#: Tensor methods that return a tensor on the receiver's device.
+TENSOR_RETURNING_METHODS = COMBINING_METHODS | frozenset(
+    {
+        "float",
+        "half",
+        "double",
+        "bfloat16",
+        "long",
+        "int",
+        "bool",
+        "byte",
+        "view",
+        "view_as",
+        "reshape",
+        "reshape_as",
+        "permute",
+        "transpose",
+        "t",
+        "contiguous",
+        "clone",
+        "detach",
+        "unsqueeze",
+        "squeeze",
+        "expand",
+        "expand_as",
+        "repeat",
+        "flatten",
+        "sum",
+        "mean",
+        "softmax",
+        "log_softmax",
+        "exp",
+        "log",
+        "sqrt",
+        "abs",
+        "pow",
+        "neg",
+        "sigmoid",
+        "tanh",
+        "relu",
+        "clamp",
+        "clamp_",
+        "triu",
+        "tril",
+        "cumsum",
+        "argmax",
+        "argmin",
+        "masked_select",
+        "type_as",
+        "requires_grad_",
+        "fill_",
+        "zero_",
+        "normal_",
+        "uniform_",
+    }
+)
+
+#: Methods that only exist on tensors: a name they are called on is a tensor.
+TENSOR_ONLY_METHODS = frozenset(
+    {
+        "unsqueeze",
+        "permute",
+        "contiguous",
+        "masked_fill",
+        "masked_fill_",
+        "detach",
+        "requires_grad_",
+        "new_zeros",
+        "new_ones",
+        "new_full",
+        "new_empty",
+        "new_tensor",
+        "expand_as",
+        "view_as",
+        "type_as",
+        "numel",
+        "softmax",
+        "log_softmax",
+        "masked_select",
+        "index_select",
+        "data_ptr",
+    }
+)
+
+#: Methods that give a tensor on ``device``: ``x.new_zeros(...)`` and friends.
+SAME_DEVICE_CONSTRUCTOR_METHODS = frozenset(
+    {"new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"}
+)
+
+#: The conversions that return a copy on a tensor and convert in place on a module.
+CONVERSION_METHODS = frozenset(
+    {"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "type"}
+)
+
+#: Attributes of a tensor that are tensors on the same device.
+TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "real", "imag"})
+
+#: ``torch.nn`` modules whose call does not return a single tensor.
+NON_TENSOR_RESULT_MODULES = frozenset(
+    f"torch.nn.{name}"
+    for name in (
+        "RNN", "LSTM", "GRU", "MultiheadAttention", "AdaptiveLogSoftmaxWithLoss",
+        "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Module", "Identity",
+    )
+)
+
+#: ``torch.nn`` classes that are tensors, not modules.
+NN_TENSOR_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+#: Base classes, outside torch.nn, whose subclasses are ``nn.Module``s.
+THIRD_PARTY_MODULE_BASES = frozenset(
+    {
+        "pytorch_lightning.LightningModule",
+        "lightning.LightningModule",
+        "lightning.pytorch.LightningModule",
+        "transformers.PreTrainedModel",
+        "transformers.modeling_utils.PreTrainedModel",
+    }
+)
+
+#: Classes whose ``.to()`` works in place (and returns the same object).
+IN_PLACE_CLASSES = frozenset(
+    {
+        "transformers.BatchEncoding",
+        "transformers.tokenization_utils_base.BatchEncoding",
+        "torch_geometric.data.Data",
+        "torch_geometric.data.Batch",
+        "torch_geometric.data.HeteroData",
+    }
+)
+
+#: Loaders that yield batches of tensors when their items are unpacked.
+TENSOR_LOADERS = frozenset(
+    {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
+)
+
+#: Calls whose truth says that an accelerator is present: code under them has a fallback.
+AVAILABILITY_CHECKS = frozenset(
+    {
+        "torch.cuda.is_available",
+        "torch.accelerator.is_available",
+        "torch.backends.mps.is_available",
+        "torch.xpu.is_available",
+    }
+)
+
+
+def is_torch_nn_module_class(qualified_name: str) -> bool:
+    """``torch.nn.Linear`` and friends: capitalised names under ``torch.nn``."""
+    if qualified_name in NN_TENSOR_CLASSES or not qualified_name.startswith("torch.nn."):
+        return False
+    last = qualified_name.rsplit(".", 1)[-1]
+    return last[:1].isupper() and ".functional." not in qualified_name and ".init." not in qualified_name
+
+#: dtypes: ``.to(torch.float16)`` converts but does not move.
+DTYPES = frozenset(
+    f"torch.{name}"
+    for name in (
+        "float", "float16", "float32", "float64", "half", "double", "bfloat16",
+        "int", "int8", "int16", "int32", "int64", "long", "short", "uint8", "bool",
+        "complex64", "complex128", "cfloat", "cdouble",
+    )
+)

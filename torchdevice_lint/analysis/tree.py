@@ -1,0 +1,105 @@
+"""Small syntax helpers over LibCST nodes, shared by the analysis, the engine and the rules."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterator, Optional
+
+import libcst as cst
+
+#: Fields that only ever hold whitespace, brackets or punctuation: never worth descending into.
+_FORMATTING_FIELDS = frozenset(
+    {
+        "lpar",
+        "rpar",
+        "whitespace_before",
+        "whitespace_after",
+        "whitespace_after_func",
+        "whitespace_before_args",
+        "whitespace_after_star",
+        "whitespace_after_arg",
+        "whitespace_before_colon",
+        "whitespace_after_colon",
+        "leading_lines",
+        "lines_after_decorators",
+        "header",
+        "footer",
+        "trailing_whitespace",
+        "semicolon",
+        "comma",
+        "dot",
+        "lbracket",
+        "rbracket",
+        "lbrace",
+        "rbrace",
+        "colon",
+        "equal",
+        "indent",
+    }
+)
+
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(node_type: type) -> tuple[str, ...]:
+    cached = _CHILD_FIELDS.get(node_type)
+    if cached is None:
+        cached = tuple(f.name for f in dataclasses.fields(node_type) if f.name not in _FORMATTING_FIELDS)
+        _CHILD_FIELDS[node_type] = cached
+    return cached
+
+
+def iter_child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The syntactic children of a node in source order.
+
+    ``CSTNode.children`` and ``CSTNode.visit`` rebuild every node they pass; reading the
+    dataclass fields directly is several times cheaper, which matters on large folders.
+    """
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node below ``node`` (itself included), depth first."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(list(iter_child_nodes(current))))
+
+
+def keyword_argument(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def positional_arguments(call: cst.Call) -> list[cst.BaseExpression]:
+    return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+
+
+def string_value(node: cst.BaseExpression) -> Optional[str]:
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def is_none(node: Optional[cst.BaseExpression]) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def method_named(node: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+    if not isinstance(node.body, cst.IndentedBlock):
+        return None
+    for statement in node.body.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
+            return statement
+    return None

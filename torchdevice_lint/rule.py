@@ -1,0 +1,114 @@
+"""The base class every rule derives from, and what a rule sees while it runs."""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from dataclasses import dataclass
+from typing import ClassVar, Optional, Sequence
+
+import libcst as cst
+
+from torchdevice_lint.analysis import DeviceChoice, FileAnalysis
+from torchdevice_lint.findings import Fix, Report, Safety
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """An example the rule must flag; ``fixed`` is the expected output of all its fixes."""
+
+    source: str
+    fixed: Optional[str] = None
+    #: How many findings of the rule the example holds.
+    count: int = 1
+
+
+class RuleContext:
+    """What a rule may ask while the engine walks the tree: the analysis and the path."""
+
+    def __init__(self, analysis: FileAnalysis) -> None:
+        self.analysis = analysis
+        #: The nodes from the module down to (not including) the node being visited.
+        self.ancestors: list[cst.CSTNode] = []
+        self.reports: list[Report] = []
+        self._top_level_index = {statement: index for index, statement in enumerate(analysis.module.body)}
+
+    def statement(self) -> Optional[cst.CSTNode]:
+        """The innermost statement that holds the node being visited."""
+        for node in reversed(self.ancestors):
+            if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return node
+        return None
+
+    def enclosing_functions(self) -> list[cst.FunctionDef]:
+        return [node for node in reversed(self.ancestors) if isinstance(node, cst.FunctionDef)]
+
+    def parent(self, depth: int = 1) -> Optional[cst.CSTNode]:
+        return self.ancestors[-depth] if len(self.ancestors) >= depth else None
+
+    def device_for(self, partner: Optional[str] = None) -> DeviceChoice:
+        return self.analysis.binder.choose(self.statement(), self.enclosing_functions(), partner)
+
+    def report(self, rule: "Rule", node: cst.CSTNode, message: Optional[str] = None, fix: Optional[Fix] = None) -> None:
+        top_level = self.ancestors[1] if len(self.ancestors) > 1 else node
+        self.reports.append(
+            Report(
+                code=rule.code,
+                message=message or rule.message,
+                node=node,
+                statement=self._noqa_scope(),
+                fix=fix,
+                top_level_index=self._top_level_index.get(top_level, 0),
+            )
+        )
+
+    def _noqa_scope(self) -> Optional[cst.CSTNode]:
+        """The simple statement a noqa comment may sit on, if the node is inside one."""
+        for node in reversed(self.ancestors):
+            if isinstance(node, cst.SimpleStatementLine):
+                return node
+            if isinstance(node, cst.BaseCompoundStatement):
+                return None
+        return None
+
+
+class Rule:
+    """One check: its code, message, documentation, examples and fix.
+
+    A subclass defines ``visit_<NodeType>`` methods; the engine calls them in one shared walk.
+    Its docstring is its documentation, in the sections What it does / Why is this bad? /
+    Example / Use instead / Fix safety.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    message: ClassVar[str]
+    #: Text without which the rule cannot fire: files lacking all of them are never parsed.
+    needles: ClassVar[tuple[str, ...]]
+    #: Off unless selected explicitly (``--select TDL0NN``) or with ``--preview``.
+    preview: ClassVar[bool] = False
+    valid: ClassVar[Sequence[str]] = ()
+    invalid: ClassVar[Sequence[Invalid]] = ()
+
+    def __init__(self, context: RuleContext) -> None:
+        self.context = context
+        self.analysis = context.analysis
+
+    def report(self, node: cst.CSTNode, message: Optional[str] = None, fix: Optional[Fix] = None) -> None:
+        self.context.report(self, node, message, fix)
+
+    def device_fix(
+        self,
+        replacements: Sequence[tuple[cst.CSTNode, cst.CSTNode]],
+        device: DeviceChoice,
+        safety: Safety = Safety.SAFE,
+    ) -> Fix:
+        return Fix(safety, tuple(replacements), needs_device_binding=device.inserts_binding)
+
+    @classmethod
+    def documentation(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def summary(cls) -> str:
+        return textwrap.shorten(cls.message, 80)

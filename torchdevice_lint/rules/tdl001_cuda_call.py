@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchdevice_lint.analysis.tree import positional_arguments
+from torchdevice_lint.findings import Safety
+from torchdevice_lint.rule import Invalid, Rule
+from torchdevice_lint.rules._edits import argument, expression, without_trailing_comma
+
+
+class CudaCall(Rule):
+    """
+    ## What it does
+    Flags every `.cuda(...)` call on a tensor or a module, guarded or not.
+
+    ## Why is this bad?
+    `.cuda()` only works where PyTorch was built with CUDA and a GPU is present. On a laptop,
+    a Mac or a CPU-only CI runner it raises `AssertionError: Torch not compiled with CUDA
+    enabled`. Even under `if torch.cuda.is_available():` it splits the code into two paths,
+    one of which is never tested on machines without a GPU. `.to(device)` with one portable
+    device variable runs everywhere.
+
+    ## Example
+    ```python
+    model = Net().cuda()
+    for images, labels in loader:
+        images = images.cuda(non_blocking=True)
+    ```
+
+    ## Use instead
+    ```python
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = Net().to(device)
+    for images, labels in loader:
+        images = images.to(device, non_blocking=True)
+    ```
+
+    ## Fix safety
+    Safe: `.cuda()` becomes `.to(device)` with a device already in scope (or one new
+    module-level `device` binding), keeping `non_blocking` and `memory_format`. Unsafe when
+    the call names a device index (`.cuda(1)`, `.cuda(args.gpu)`): the fix drops it, which
+    changes the GPU used on a multi-GPU machine.
+    """
+
+    code = "TDL001"
+    name = "cuda-call"
+    message = "`.cuda()` hardcodes CUDA and fails without a GPU; use `.to(device)`"
+    needles = (".cuda(",)
+
+    valid = (
+        "model = Net().to(device)",
+        "x = x.to(device, non_blocking=True)",
+        "available = torch.cuda.is_available()",
+        "torch.cuda.manual_seed_all(0)",
+        "use_cuda = args.cuda",
+        "def cuda(self):\n    return self.to('cuda')",
+    )
+    invalid = (
+        Invalid(
+            "import torch\nmodel = Net().cuda()\n",
+            'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+            "model = Net().to(device)\n",
+        ),
+        Invalid(
+            "import torch\n\ndef step(x, device):\n    return x.cuda(non_blocking=True)\n",
+            "import torch\n\ndef step(x, device):\n    return x.to(device, non_blocking=True)\n",
+        ),
+        Invalid(
+            "import torch\ndevice = torch.device('cpu')\nif torch.cuda.is_available():\n    x = x.cuda(0)\n",
+            "import torch\ndevice = torch.device('cpu')\nif torch.cuda.is_available():\n    x = x.to(device)\n",
+        ),
+        Invalid(
+            "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n"
+            "    def forward(self, x: torch.Tensor):\n        h = torch.zeros(3).cuda()\n        return x + h\n",
+            "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n"
+            "    def forward(self, x: torch.Tensor):\n        h = torch.zeros(3).to(x.device)\n        return x + h\n",
+        ),
+        Invalid("model.cuda()\nbatch.cuda()\n", count=2),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "cuda"):
+            return
+        if self.analysis.qualified_name(func) is not None:  # torch.cuda itself, not a method
+            return
+        kept = [arg for arg in node.args if arg.keyword is not None and arg.keyword.value != "device"]
+        drops_index = len(kept) != len(node.args)
+        if any(arg.star for arg in node.args):
+            self.report(node)
+            return
+        device = self.context.device_for()
+        replacement = node.with_changes(
+            func=func.with_changes(attr=cst.Name("to")),
+            args=without_trailing_comma([argument(expression(device.expression)), *kept]),
+        )
+        safety = Safety.UNSAFE if drops_index or positional_arguments(node) else Safety.SAFE
+        self.report(node, fix=self.device_fix([(node, replacement)], device, safety))

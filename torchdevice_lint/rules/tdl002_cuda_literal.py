@@ -1,0 +1,197 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchdevice_lint.analysis.flow import looks_like_device_name
+from torchdevice_lint.analysis.tree import positional_arguments, string_value
+from torchdevice_lint.findings import Fix, Safety
+from torchdevice_lint.rule import Invalid, Rule
+from torchdevice_lint.rules._edits import expression
+
+#: Words in an ``if`` test that make it a device choice: the code under it has a fallback.
+_GUARD_WORDS = ("cuda", "gpu", "cpu", "device", "accelerator", "available", "mps")
+
+
+class CudaLiteral(Rule):
+    """
+    ## What it does
+    Flags a CUDA device written as a literal (`"cuda"`, `"cuda:0"`, `f"cuda:{i}"`,
+    `torch.device("cuda")`, `torch.device("cuda", 0)`) where it is used as a device: a
+    `device=` argument, the target of `.to(...)`, or a variable or parameter default named
+    like a device, with no CPU fallback.
+
+    ## Why is this bad?
+    The program then needs a GPU to run at all: on a machine without one, the first tensor
+    placed there raises `Torch not compiled with CUDA enabled`. The guarded idiom
+    `"cuda" if torch.cuda.is_available() else "cpu"` runs everywhere and still uses the GPU
+    when there is one. Comparisons (`x.device.type == "cuda"`) and `autocast(device_type=...)`
+    are not devices and are never flagged.
+
+    ## Example
+    ```python
+    device = torch.device("cuda")
+    mask = torch.ones(n, device="cuda")
+    ```
+
+    ## Use instead
+    ```python
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    mask = torch.ones(n, device=device)
+    ```
+
+    ## Fix safety
+    A variable or parameter default named like a device gets the guarded idiom in place; any other use is
+    replaced by the device already bound in scope. Safe for a bare `"cuda"`. Unsafe when the
+    literal names an index (`"cuda:0"`, `torch.device("cuda", 1)`), since the fix drops it.
+    f-strings such as `f"cuda:{rank}"` are reported without a fix.
+    """
+
+    code = "TDL002"
+    name = "cuda-literal"
+    message = "hardcoded CUDA device {literal} has no CPU fallback"
+    needles = ("cuda",)
+
+    valid = (
+        'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")',
+        'if x.device.type == "cuda":\n    pass',
+        'with torch.autocast(device_type="cuda"):\n    pass',
+        'if torch.cuda.is_available():\n    device = "cuda"\nelse:\n    device = "cpu"',
+        'backend = "cuda"',
+        'print("running on cuda")',
+        'x = x.to("cpu")',
+    )
+    invalid = (
+        Invalid(
+            'import torch\ndevice = torch.device("cuda")\n',
+            'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n',
+        ),
+        Invalid(
+            "import torch\nDEVICE = 'cuda'\n",
+            "import torch\nDEVICE = 'cuda' if torch.cuda.is_available() else 'cpu'\n",
+        ),
+        Invalid(
+            'import torch\n\ndef mask(n, device):\n    return torch.ones(n, device="cuda:0")\n',
+            "import torch\n\ndef mask(n, device):\n    return torch.ones(n, device=device)\n",
+        ),
+        Invalid(
+            'import torch\nmodel = Net().to("cuda")\n',
+            'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+            "model = Net().to(device)\n",
+        ),
+        Invalid('x = x.to(f"cuda:{rank}")\n'),
+        Invalid(
+            'import torch\n\ndef fit(model, device="cuda"):\n    model.to(device)\n',
+            'import torch\n\ndef fit(model, device="cuda" if torch.cuda.is_available() else "cpu"):\n    model.to(device)\n',
+        ),
+        Invalid('import torch\ny = x.to(torch.device("cuda", 1))\n', count=1),
+    )
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self._check(node)
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self._check(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.analysis.qualified_name(node.func) == "torch.device":
+            self._check(node)
+
+    def _check(self, node: cst.BaseExpression) -> None:
+        literal = self._cuda_literal(node)
+        if literal is None or self._is_guarded():
+            return
+        parent = self.context.parent()
+        if isinstance(node, cst.Call):
+            if isinstance(parent, cst.Comparison) or isinstance(parent, cst.ComparisonTarget):
+                return
+        elif not self._used_as_device(parent):
+            return
+        if isinstance(parent, cst.Arg) and self._inside_torch_device(parent):
+            return  # reported once, on the enclosing torch.device(...) call
+        message = self.message.format(literal=literal)
+        self.report(node, message, self._fix(node, literal, parent))
+
+    def _cuda_literal(self, node: cst.BaseExpression) -> Optional[str]:
+        """The text to quote in the message, or None if this is not a CUDA literal."""
+        if isinstance(node, cst.Call):
+            args = positional_arguments(node)
+            text = string_value(args[0]) if args else None
+            return f"torch.device({text!r})" if text is not None and _is_cuda(text) else None
+        if isinstance(node, cst.FormattedString):
+            first = node.parts[0] if node.parts else None
+            is_cuda = isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda")
+            return f"f{node.start[-1]}{first.value}...{node.end}" if is_cuda else None
+        text = string_value(node)
+        return repr(text) if text is not None and _is_cuda(text) else None
+
+    def _used_as_device(self, parent: Optional[cst.CSTNode]) -> bool:
+        if isinstance(parent, cst.Arg):
+            if parent.keyword is not None:
+                return parent.keyword.value == "device"
+            call = self.context.parent(2)
+            if not isinstance(call, cst.Call) or not call.args or call.args[0] is not parent:
+                return False
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to":
+                return True
+            return self.analysis.qualified_name(call.func) in ("torch.device", "torch.set_default_device")
+        return self._assigned_to_device_name(parent)
+
+    def _assigned_to_device_name(self, parent: Optional[cst.CSTNode]) -> bool:
+        if isinstance(parent, cst.Assign):
+            return any(_names_a_device(target.target) for target in parent.targets)
+        if isinstance(parent, cst.AnnAssign):
+            return _names_a_device(parent.target)
+        if isinstance(parent, cst.Param):
+            return looks_like_device_name(parent.name.value)
+        return False
+
+    def _inside_torch_device(self, arg: cst.Arg) -> bool:
+        call = self.context.parent(2)
+        return isinstance(call, cst.Call) and self.analysis.qualified_name(call.func) == "torch.device"
+
+    def _is_guarded(self) -> bool:
+        for ancestor in self.context.ancestors:
+            if isinstance(ancestor, cst.IfExp):
+                return True
+            if isinstance(ancestor, (cst.If, cst.While)):
+                test = self.analysis.module.code_for_node(ancestor.test).lower()
+                if any(word in test for word in _GUARD_WORDS):
+                    return True
+        return False
+
+    def _fix(self, node: cst.BaseExpression, literal: str, parent: Optional[cst.CSTNode]) -> Optional[Fix]:
+        if isinstance(node, cst.FormattedString):
+            return None
+        has_index = ":" in literal or (isinstance(node, cst.Call) and len(node.args) > 1)
+        safety = Safety.UNSAFE if has_index else Safety.SAFE
+        if self._assigned_to_device_name(parent):
+            return Fix(safety, ((node, self._guarded(node)),))
+        device = self.context.device_for()
+        return self.device_fix([(node, expression(device.expression))], device, safety)
+
+    def _guarded(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """The guarded idiom, in the literal's own form (a string or a ``torch.device``)."""
+        torch_name = self.analysis.imports.torch_alias or "torch"
+        string = node.args[0].value if isinstance(node, cst.Call) else node
+        quote = string.quote if isinstance(string, cst.SimpleString) else '"'
+        choice = expression(
+            f"{quote}cuda{quote} if {torch_name}.cuda.is_available() else {quote}cpu{quote}"
+        )
+        if isinstance(node, cst.Call):
+            return node.with_changes(args=[node.args[0].with_changes(value=choice, comma=cst.MaybeSentinel.DEFAULT)])
+        return choice
+
+
+def _is_cuda(text: str) -> bool:
+    head, _, index = text.partition(":")
+    return head == "cuda" and (not index or index.isdigit())
+
+
+def _names_a_device(target: cst.BaseExpression) -> bool:
+    if isinstance(target, cst.Name):
+        return looks_like_device_name(target.value)
+    if isinstance(target, cst.Attribute):
+        return looks_like_device_name(target.attr.value)
+    return False

@@ -1,0 +1,121 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.findings import Safety
+from torchdevice_lint.rule import Invalid, Rule
+from torchdevice_lint.rules._edits import append_argument, argument, expression, method_call
+
+
+class FactoryWithoutDevice(Rule):
+    """
+    ## What it does
+    Flags a tensor factory (`torch.zeros`, `torch.arange`, `torch.tensor`, `torch.randn`, ...)
+    called without `device=` whose result meets a tensor that lives on the device: an input of
+    `forward`, a parameter, buffer or submodule, a tensor moved with `.to(device)` or
+    `.cuda()`, or the output of a model that was moved.
+
+    ## Why is this bad?
+    Factories create tensors on the CPU. The code works on a CPU-only machine and fails on a
+    GPU with `Expected all tensors to be on the same device, but found at least two devices,
+    cuda:0 and cpu!`: the classic positional index or attention mask built inside `forward`,
+    or a batch created next to a model that was moved.
+
+    Not flagged, because PyTorch accepts them or they follow their source: `*_like(x)`,
+    `x.new_*()`, factories moved before use (`torch.ones(3).to(device)`), 0-dim scalars
+    (`torch.tensor(2.0)`), CPU index tensors used to index a device tensor, and code that
+    never places anything on a device.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        positions = torch.arange(x.size(1))
+        return x + self.position_embedding(positions)
+    ```
+
+    ## Use instead
+    ```python
+    def forward(self, x):
+        positions = torch.arange(x.size(1), device=x.device)
+        return x + self.position_embedding(positions)
+    ```
+
+    ## Fix safety
+    Adds `device=` with the device of a tensor in scope (`x.device`) or the bound device
+    variable; `torch.from_numpy(a)` becomes `torch.from_numpy(a).to(device)`. Safe for
+    deterministic factories. Unsafe for random ones (`rand`, `randn`, `randint`, `randperm`):
+    the CUDA generator draws other numbers than the CPU one for the same seed. Unsafe when the
+    fix must invent a module-level device inside an `nn.Module`, whose own device may differ.
+    """
+
+    code = "TDL003"
+    name = "factory-without-device"
+    message = "`{factory}()` creates a CPU tensor that meets device tensors; pass `device=`"
+    needles = ("torch",)
+
+    valid = (
+        "import torch\nx = torch.zeros(3)\ny = x + torch.ones(3)\n",
+        "import torch\n\ndef forward(x):\n    return x + torch.zeros_like(x)\n",
+        "import torch\nx = torch.randn(3).to(device)\ny = x * torch.ones(3).to(device)\n",
+        "import torch\nx = torch.randn(3).to(device)\ny = x * torch.tensor(2.0)\n",
+        "import torch\nx = torch.randn(5, 3).to(device)\nrows = x[torch.arange(2)]\n",
+        "import torch\nx = torch.randn(3).to(device)\ny = x + x.new_zeros(3)\n",
+        "import torch\nx = torch.randn(3, device=device)\ny = x + torch.ones(3, device=device)\n",
+        "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n"
+        "    def forward(self, x, scale):\n        return torch.arange(4) * scale\n",
+    )
+    invalid = (
+        Invalid(
+            "import torch\nfrom torch import nn\n\nclass PositionalEncoding(nn.Module):\n"
+            "    def __init__(self, n):\n        super().__init__()\n        self.embedding = nn.Embedding(n, 8)\n\n"
+            "    def forward(self, x):\n        positions = torch.arange(x.size(1))\n"
+            "        return x + self.embedding(positions)\n",
+            "import torch\nfrom torch import nn\n\nclass PositionalEncoding(nn.Module):\n"
+            "    def __init__(self, n):\n        super().__init__()\n        self.embedding = nn.Embedding(n, 8)\n\n"
+            "    def forward(self, x):\n        positions = torch.arange(x.size(1), device=x.device)\n"
+            "        return x + self.embedding(positions)\n",
+        ),
+        Invalid(
+            "import torch\n\ndef step(model: torch.nn.Module, device):\n    model.to(device)\n"
+            "    return model(torch.zeros(4, 10))\n",
+            "import torch\n\ndef step(model: torch.nn.Module, device):\n    model.to(device)\n"
+            "    return model(torch.zeros(4, 10, device=device))\n",
+        ),
+        Invalid(
+            "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "logits = net(x).to(device)\nlabels = torch.tensor([1, 0, 1])\nloss = torch.nn.functional.cross_entropy(logits, labels)\n",
+            "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "logits = net(x).to(device)\nlabels = torch.tensor([1, 0, 1], device=device)\n"
+            "loss = torch.nn.functional.cross_entropy(logits, labels)\n",
+        ),
+        Invalid(
+            "import torch\n\ndef attend(scores: torch.Tensor, device):\n    scores = scores.to(device)\n"
+            "    n = scores.size(-1)\n    mask = torch.triu(torch.ones(n, n), diagonal=1)\n"
+            "    return scores.masked_fill(mask.bool(), float('-inf'))\n",
+            "import torch\n\ndef attend(scores: torch.Tensor, device):\n    scores = scores.to(device)\n"
+            "    n = scores.size(-1)\n    mask = torch.triu(torch.ones(n, n, device=device), diagonal=1)\n"
+            "    return scores.masked_fill(mask.bool(), float('-inf'))\n",
+        ),
+        Invalid(
+            "import torch\nx = torch.randn(3).cuda()\ny = x + torch.randn(3)\n",
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        meeting = self.analysis.meeting_for_origin(node)
+        if meeting is None:
+            return
+        factory = self.analysis.qualified_name(node.func) or "torch.tensor"
+        device = self.context.device_for(meeting.partner)
+        if factory in torch_api.FACTORIES_WITHOUT_DEVICE_KEYWORD:
+            replacement = method_call(node, "to", [argument(expression(device.expression))])
+        else:
+            replacement = append_argument(node, argument(expression(device.expression), "device"))
+        in_module = any(
+            scope.owner_class is not None and scope.owner_class.is_module
+            for scope in self.analysis.scopes_of(self.context.enclosing_functions())
+        )
+        risky = factory in torch_api.RANDOM_FACTORIES or (device.inserts_binding and in_module)
+        message = self.message.format(factory=factory)
+        self.report(node, message, self.device_fix([(node, replacement)], device, Safety.UNSAFE if risky else Safety.SAFE))
