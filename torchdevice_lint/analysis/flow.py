@@ -9,6 +9,7 @@ on UNKNOWN.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional, Sequence, Union
 
@@ -32,6 +33,8 @@ FunctionOrModule = Union[cst.FunctionDef, cst.Module, cst.ClassDef]
 ENTRY_METHODS = frozenset(
     {"forward", "training_step", "validation_step", "test_step", "predict_step"}
 )
+
+_DEVICE_MENTION = re.compile(r"cuda|device|\.to\(|mps|accelerator|xpu")
 
 #: Identifiers that, bound to anything but None, name the run's device.
 DEVICE_NAME_HINTS = ("device", "dev")
@@ -62,6 +65,9 @@ class ClassInfo:
     is_module: Optional[bool]
     defines_to: bool
     attributes: dict[str, Value] = field(default_factory=dict)
+    #: ``forward`` (and the other entry points) with the methods they call on ``self``: where
+    #: the module runs on its device. Elsewhere (``__init__``, setup helpers) it may not yet.
+    running_methods: set[str] = field(default_factory=set)
 
     @property
     def converts_in_place(self) -> bool:
@@ -106,6 +112,8 @@ class FlowAnalysis:
         self.classes: dict[str, ClassInfo] = {}
         self.functions: dict[str, cst.FunctionDef] = {}
         self.sets_default_device = False
+        #: Code that never names a device, moves anything or calls ``.cuda()`` runs on the CPU.
+        self.touches_device = bool(_DEVICE_MENTION.search(module.code))
         self._counter = 0
         self._seeds: dict[cst.FunctionDef, dict[int, Value]] = {}
         self._reseeded: set[cst.FunctionDef] = set()
@@ -161,7 +169,9 @@ class FlowAnalysis:
                 self._collect(child, child, None, function_parents)
                 continue
             elif isinstance(child, cst.ClassDef):
-                self.classes[child.name.value] = ClassInfo(child, None, method_named(child, "to") is not None)
+                self.classes[child.name.value] = ClassInfo(
+                    child, None, method_named(child, "to") is not None, running_methods=_methods_reached_from(child, ENTRY_METHODS)
+                )
                 self._collect(child, function, child, function_parents)
                 continue
             elif isinstance(child, cst.Call):
@@ -258,7 +268,8 @@ class FlowAnalysis:
         if is_method:
             self_name = positional[0].name.value
             if owner.is_module:
-                scope.env[self_name] = Value(Kind.MODULE, Place.DEVICE)
+                running = function.name.value in owner.running_methods
+                scope.env[self_name] = Value(Kind.MODULE, Place.DEVICE if running else Place.UNKNOWN)
             elif owner.defines_to:
                 scope.env[self_name] = Value(Kind.IN_PLACE)
             else:
@@ -573,7 +584,8 @@ class FlowAnalysis:
             owner = scope.owner_class
             is_self = isinstance(node.value, cst.Name) and node.value.value == "self"
             if owner is not None and is_self and attribute in owner.attributes:
-                return owner.attributes[attribute]
+                member = owner.attributes[attribute]
+                return member if receiver.place is Place.DEVICE else member.moved_to(receiver.place)
             if attribute in ("weight", "bias"):
                 return Value(Kind.TENSOR, receiver.place)
             local = self.classes.get(receiver.type_name or "")
@@ -663,7 +675,7 @@ class FlowAnalysis:
         return Value(Kind.TENSOR, Place.CPU, node)
 
     def _evaluate_method_call(self, node, receiver: Value, method: str, argument_values, scope) -> Value:
-        if method in ("to", "cuda", "cpu"):
+        if method in ("to", "cuda", "cpu", "type_as"):
             return self._evaluate_move(node, receiver, method)
         if receiver.kind is Kind.MODULE:
             if method in ("float", "half", "double", "bfloat16", "train", "eval", "requires_grad_"):
@@ -700,6 +712,9 @@ class FlowAnalysis:
             return receiver.moved_to(Place.DEVICE)
         if method == "cpu":
             return receiver.moved_to(Place.CPU)
+        if method == "type_as":
+            other = self.values.get(node.args[0].value, UNKNOWN) if node.args else UNKNOWN
+            return Value(Kind.TENSOR).moved_to(other.place) if receiver.kind is Kind.TENSOR else UNKNOWN
         target = keyword_argument(node, "device")
         if target is None:
             positional = positional_arguments(node)
@@ -746,6 +761,8 @@ class FlowAnalysis:
                 self._reseeded.add(helper)
 
     def _record_meeting(self, site: cst.CSTNode, participants: Sequence[tuple]) -> None:
+        if not self.touches_device:
+            return
         device_side = [(expr, value) for expr, value in participants if value.place is Place.DEVICE]
         if not device_side:
             return
@@ -772,6 +789,10 @@ def device_argument_place(node: cst.BaseExpression, values: dict) -> Place:
         inner = string_value(node.args[0].value)
         if inner is not None and inner.startswith("cpu"):
             return Place.CPU
+    if isinstance(node, cst.Attribute) and node.attr.value == "device" and node.value in values:
+        owner = values[node.value]
+        if owner.kind is Kind.TENSOR or owner.place is not Place.UNKNOWN:
+            return owner.place
     if values.get(node, UNKNOWN).kind is Kind.DEVICE:
         return Place.DEVICE
     if isinstance(node, cst.Name) and looks_like_device_name(node.value):
@@ -854,3 +875,27 @@ def names_used_as_tensors(function: cst.FunctionDef, lenient: bool) -> set[str]:
 def _without_origins(value: Value) -> Value:
     elements = tuple(_without_origins(e) for e in value.elements) if value.elements is not None else None
     return Value(value.kind, value.place, None, value.type_name, elements)
+
+
+def _methods_reached_from(node: cst.ClassDef, entry_points: frozenset[str]) -> set[str]:
+    """The entry methods a class defines and every method they reach through ``self.m(...)``."""
+    reached: set[str] = set()
+    pending = [name for name in entry_points if method_named(node, name) is not None]
+    while pending:
+        name = pending.pop()
+        method = method_named(node, name)
+        if name in reached or method is None:
+            continue
+        reached.add(name)
+        stack: list[cst.CSTNode] = [method.body]
+        while stack:
+            current = stack.pop()
+            if (
+                isinstance(current, cst.Call)
+                and isinstance(current.func, cst.Attribute)
+                and isinstance(current.func.value, cst.Name)
+                and current.func.value.value == "self"
+            ):
+                pending.append(current.func.attr.value)
+            stack.extend(iter_child_nodes(current))
+    return reached

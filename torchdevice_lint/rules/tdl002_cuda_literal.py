@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from torchdevice_lint.analysis.flow import looks_like_device_name
-from torchdevice_lint.analysis.tree import positional_arguments, string_value
+from torchdevice_lint.analysis.tree import positional_arguments, string_value, walk
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import expression
@@ -61,6 +61,9 @@ class CudaLiteral(Rule):
         'backend = "cuda"',
         'print("running on cuda")',
         'x = x.to("cpu")',
+        'device = f"cuda:{local_rank}"',
+        'props = torch.cuda.get_device_properties(torch.device("cuda"))',
+        'def setup(self):\n    if not torch.cuda.is_available():\n        return\n    self.device = torch.device("cuda")',
     )
     invalid = (
         Invalid(
@@ -80,7 +83,7 @@ class CudaLiteral(Rule):
             'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
             "model = Net().to(device)\n",
         ),
-        Invalid('x = x.to(f"cuda:{rank}")\n'),
+        Invalid('x = x.to(f"cuda:{i}")\n'),
         Invalid(
             'import torch\n\ndef fit(model, device="cuda"):\n    model.to(device)\n',
             'import torch\n\ndef fit(model, device="cuda" if torch.cuda.is_available() else "cpu"):\n    model.to(device)\n',
@@ -100,7 +103,7 @@ class CudaLiteral(Rule):
 
     def _check(self, node: cst.BaseExpression) -> None:
         literal = self._cuda_literal(node)
-        if literal is None or self._is_guarded():
+        if literal is None or self._is_guarded() or self._inside_cuda_api():
             return
         parent = self.context.parent()
         if isinstance(node, cst.Call):
@@ -122,7 +125,9 @@ class CudaLiteral(Rule):
         if isinstance(node, cst.FormattedString):
             first = node.parts[0] if node.parts else None
             is_cuda = isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda")
-            return f"f{node.start[-1]}{first.value}...{node.end}" if is_cuda else None
+            if not is_cuda or _is_per_rank(node):
+                return None
+            return f"f{node.start[-1]}{first.value}...{node.end}"
         text = string_value(node)
         return repr(text) if text is not None and _is_cuda(text) else None
 
@@ -152,12 +157,41 @@ class CudaLiteral(Rule):
         return isinstance(call, cst.Call) and self.analysis.qualified_name(call.func) == "torch.device"
 
     def _is_guarded(self) -> bool:
+        """Inside a conditional expression, or a block that only runs when CUDA is there."""
         for ancestor in self.context.ancestors:
             if isinstance(ancestor, cst.IfExp):
                 return True
-            if isinstance(ancestor, (cst.If, cst.While)):
-                test = self.analysis.module.code_for_node(ancestor.test).lower()
-                if any(word in test for word in _GUARD_WORDS):
+            if isinstance(ancestor, (cst.If, cst.While)) and self._is_device_test(ancestor.test):
+                return True
+        return self._after_early_exit()
+
+    def _is_device_test(self, test: cst.BaseExpression) -> bool:
+        text = self.analysis.module.code_for_node(test).lower()
+        return any(word in text for word in _GUARD_WORDS)
+
+    def _after_early_exit(self) -> bool:
+        """``if not torch.cuda.is_available(): return`` earlier in an enclosing block."""
+        ancestors = self.context.ancestors
+        for index in range(len(ancestors) - 1, -1, -1):
+            block = ancestors[index]
+            if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+                continue
+            on_path = ancestors[index + 1] if index + 1 < len(ancestors) else None
+            for earlier in block.body:
+                if earlier is on_path:
+                    break
+                if isinstance(earlier, cst.If) and self._is_device_test(earlier.test) and _exits(earlier.body):
+                    return True
+            if index > 0 and isinstance(ancestors[index - 1], cst.FunctionDef):
+                return False
+        return False
+
+    def _inside_cuda_api(self) -> bool:
+        """Arguments of ``torch.cuda.*`` calls, which only exist on CUDA anyway."""
+        for ancestor in reversed(self.context.ancestors):
+            if isinstance(ancestor, cst.Call):
+                name = self.analysis.qualified_name(ancestor.func) or ""
+                if name.startswith("torch.cuda."):
                     return True
         return False
 
@@ -194,4 +228,25 @@ def _names_a_device(target: cst.BaseExpression) -> bool:
         return looks_like_device_name(target.value)
     if isinstance(target, cst.Attribute):
         return looks_like_device_name(target.attr.value)
+    return False
+
+
+def _exits(body: cst.BaseSuite) -> bool:
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    last = statements[-1] if statements else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1]
+    elif isinstance(last, cst.SimpleStatementSuite):
+        last = last.body[-1]
+    return isinstance(last, (cst.Return, cst.Raise, cst.Continue, cst.Break))
+
+
+def _is_per_rank(node: cst.FormattedString) -> bool:
+    """``f"cuda:{local_rank}"``: the per-process device of distributed training."""
+    for part in node.parts:
+        if isinstance(part, cst.FormattedStringExpression):
+            names = [n.value for n in walk(part.expression) if isinstance(n, cst.Name)]
+            names += [n.attr.value for n in walk(part.expression) if isinstance(n, cst.Attribute)]
+            if any("rank" in name.lower() for name in names):
+                return True
     return False

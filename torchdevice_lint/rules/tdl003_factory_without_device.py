@@ -56,6 +56,13 @@ class FactoryWithoutDevice(Rule):
 
     valid = (
         "import torch\nx = torch.zeros(3)\ny = x + torch.ones(3)\n",
+        "import torch\nfrom torch import nn\n\nclass Cell(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.lstm = nn.LSTMCell(1, 4)\n\n"
+        "    def forward(self, x):\n        h = torch.zeros(x.size(0), 4)\n        return self.lstm(x, (h, h))\n",
+        "import torch\nfrom torch import nn\n\nclass Tok(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.conv = nn.Conv2d(3, 8, 3)\n\n"
+        "    def sequence_length(self):\n        return self.forward(torch.zeros(1, 3, 8, 8)).shape[1]\n\n"
+        "    def forward(self, x):\n        return self.conv(x.to(self.conv.weight.device))\n",
         "import torch\n\ndef forward(x):\n    return x + torch.zeros_like(x)\n",
         "import torch\nx = torch.randn(3).to(device)\ny = x * torch.ones(3).to(device)\n",
         "import torch\nx = torch.randn(3).to(device)\ny = x * torch.tensor(2.0)\n",
@@ -70,11 +77,13 @@ class FactoryWithoutDevice(Rule):
             "import torch\nfrom torch import nn\n\nclass PositionalEncoding(nn.Module):\n"
             "    def __init__(self, n):\n        super().__init__()\n        self.embedding = nn.Embedding(n, 8)\n\n"
             "    def forward(self, x):\n        positions = torch.arange(x.size(1))\n"
-            "        return x + self.embedding(positions)\n",
+            "        return x + self.embedding(positions)\n\n"
+            "    def empty_state(self, x):\n        return torch.zeros(8, device=x.device)\n",
             "import torch\nfrom torch import nn\n\nclass PositionalEncoding(nn.Module):\n"
             "    def __init__(self, n):\n        super().__init__()\n        self.embedding = nn.Embedding(n, 8)\n\n"
             "    def forward(self, x):\n        positions = torch.arange(x.size(1), device=x.device)\n"
-            "        return x + self.embedding(positions)\n",
+            "        return x + self.embedding(positions)\n\n"
+            "    def empty_state(self, x):\n        return torch.zeros(8, device=x.device)\n",
         ),
         Invalid(
             "import torch\n\ndef step(model: torch.nn.Module, device):\n    model.to(device)\n"
