@@ -21,7 +21,7 @@ from torchdevice_lint.rules import ALL_RULES
 Source = Union[str, bytes]
 
 #: flake8's own inline suppression syntax.
-NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE)
+NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
 #: Fixing repeats until nothing changes; overlapping fixes need one round each.
 MAX_FIX_ROUNDS = 8
@@ -76,8 +76,7 @@ class Linter:
         if not self._may_match(source):
             return []
         module = parse(source)
-        reports = self._run_rules(module)
-        return self._findings(module, reports)
+        return [finding for finding in self._findings(module, self._run_rules(module)) if finding is not None]
 
     def fix(self, source: Source, unsafe: bool = False) -> FixResult:
         if not self._may_match(source):

@@ -731,7 +731,7 @@ class FlowAnalysis:
     def _evaluate_module_call(self, node: cst.Call, module: Value, argument_values) -> Value:
         tensor_values = list(tensor_arguments(argument_values, self.values, lengths_allowed=False))
         if module.place is Place.DEVICE:
-            tensor_values.append((node.func, Value(Kind.TENSOR, Place.DEVICE)))
+            tensor_values.append((node.func, module))
         self._record_meeting(node, tensor_values)
         place = module.place if module.place is Place.DEVICE else Place.UNKNOWN
         return Value(self._module_result_kind(module), place)

@@ -42,7 +42,8 @@ class CudaLiteral(Rule):
     ```
 
     ## Fix safety
-    A variable or parameter default named like a device gets the guarded idiom in place; any other use is
+    A `torch.device(...)` assigned to any name, or a string assigned to a variable or
+    parameter default named like a device, gets the guarded idiom in place; any other use is
     replaced by the device already bound in scope. Safe for a bare `"cuda"`. Unsafe when the
     literal names an index (`"cuda:0"`, `torch.device("cuda", 1)`), since the fix drops it.
     f-strings such as `f"cuda:{rank}"` are reported without a fix.
@@ -89,6 +90,10 @@ class CudaLiteral(Rule):
             'import torch\n\ndef fit(model, device="cuda" if torch.cuda.is_available() else "cpu"):\n    model.to(device)\n',
         ),
         Invalid('import torch\ny = x.to(torch.device("cuda", 1))\n', count=1),
+        Invalid(
+            'import torch\nGPU = torch.device("cuda", 0)\n',
+            'import torch\nGPU = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n',
+        ),
     )
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
@@ -200,7 +205,8 @@ class CudaLiteral(Rule):
             return None
         has_index = ":" in literal or (isinstance(node, cst.Call) and len(node.args) > 1)
         safety = Safety.UNSAFE if has_index else Safety.SAFE
-        if self._assigned_to_device_name(parent):
+        assigned_device_object = isinstance(node, cst.Call) and isinstance(parent, (cst.Assign, cst.AnnAssign))
+        if assigned_device_object or self._assigned_to_device_name(parent):
             return Fix(safety, ((node, self._guarded(node)),))
         device = self.context.device_for()
         return self.device_fix([(node, expression(device.expression))], device, safety)

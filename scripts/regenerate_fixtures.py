@@ -1,0 +1,39 @@
+"""Rewrite each fixture's ``fixed.py`` (the codemod's output) and ``findings.txt``.
+
+Run after a deliberate change to a rule; review the diff before committing. The test suite
+fails while any stored file differs from what the tool produces.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from torchdevice_lint import fix_source, lint_source
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def findings_text(source: bytes) -> str:
+    """One ``line:column CODE`` per finding of the original (column 1-based, as printed)."""
+    return "".join(f"{f.line}:{f.column + 1} {f.code}\n" for f in lint_source(source))
+
+
+def main() -> int:
+    changed = 0
+    for original in sorted(FIXTURES.glob("*/*/original.py")):
+        source = original.read_bytes()
+        for path, content in (
+            (original.with_name("fixed.py"), fix_source(source, unsafe=True)),
+            (original.with_name("findings.txt"), findings_text(source).encode()),
+        ):
+            if not path.exists() or path.read_bytes() != content:
+                path.write_bytes(content)
+                changed += 1
+                print(f"wrote {path.relative_to(FIXTURES.parent)}")
+    print(f"{changed} file(s) updated")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""The shared analysis: what each name is and where it lives, at the point of use."""
+
+import libcst as cst
+import pytest
+
+from torchdevice_lint.analysis import FileAnalysis, Kind, Place
+
+
+def value_of_last_use(source, name):
+    """The analysis' value for the last occurrence of ``name`` as a plain name."""
+    module = cst.parse_module(source)
+    analysis = FileAnalysis(module)
+    found = [node for node in analysis.flow.values if isinstance(node, cst.Name) and node.value == name]
+    assert found, f"{name} was never evaluated"
+    return analysis.value_of(found[-1])
+
+
+@pytest.mark.parametrize(
+    "source, name, kind, place",
+    [
+        ("import torch as t\nx = t.zeros(3)\nx\n", "x", Kind.TENSOR, Place.CPU),
+        ("from torch import zeros\nx = zeros(3, device='cuda')\nx\n", "x", Kind.TENSOR, Place.DEVICE),
+        ("import torch\nx = torch.zeros(3).to(device)\nx\n", "x", Kind.TENSOR, Place.DEVICE),
+        ("import torch\nx = torch.zeros(3).cuda().cpu()\nx\n", "x", Kind.TENSOR, Place.CPU),
+        ("import torch\nx = torch.zeros(3).to(torch.float16)\nx\n", "x", Kind.TENSOR, Place.CPU),
+        ("import torch.nn as nn\nm = nn.Linear(2, 2)\nm.to(device)\nm\n", "m", Kind.MODULE, Place.DEVICE),
+        ("from torch import nn\nm = nn.Sequential()\nm\n", "m", Kind.MODULE, Place.CPU),
+        ("import torch\nfrom torch.utils.data import DataLoader\nfor a, b in DataLoader(ds):\n    a\n", "a", Kind.TENSOR, Place.CPU),
+        ("import torch\nfor batch in DataLoader(ds):\n    batch\n", "batch", Kind.UNKNOWN, Place.UNKNOWN),
+        ("import torch\ndef f(x: torch.Tensor):\n    x\n", "x", Kind.TENSOR, Place.UNKNOWN),
+        ("import torch\ndevice = torch.device('cuda' if ok else 'cpu')\ndevice\n", "device", Kind.DEVICE, Place.UNKNOWN),
+        ("from transformers import BatchEncoding\nb = BatchEncoding({})\nb\n", "b", Kind.IN_PLACE, Place.UNKNOWN),
+        ("import torch\nx = torch.zeros(3)\nif c:\n    x = x.to(device)\nx\n", "x", Kind.TENSOR, Place.UNKNOWN),
+        ("import torch\nx = torch.zeros(3)\ny = torch.ones(3, device=x.device)\ny\n", "y", Kind.TENSOR, Place.CPU),
+    ],
+)
+def test_kind_and_place(source, name, kind, place):
+    value = value_of_last_use(source, name)
+    assert (value.kind, value.place) == (kind, place)
+
+
+MODULE_FILE = """
+import torch
+from torch import nn
+
+class Base(nn.Module):
+    pass
+
+class Encoder(Base):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.register_buffer("scale", torch.ones(4))
+        self.plain = torch.zeros(4)
+        self.device = torch.device("cpu")
+
+    def forward(self, x):
+        x.size(0)
+        return self.helper(x)
+
+    def helper(self, h):
+        return h
+
+class Storage:
+    def to(self, device):
+        pass
+
+class Unknown(SomeBase):
+    pass
+"""
+
+
+def test_classes_modules_and_attributes():
+    analysis = FileAnalysis(cst.parse_module(MODULE_FILE))
+    classes = analysis.flow.classes
+    assert classes["Base"].is_module and classes["Encoder"].is_module
+    assert classes["Storage"].is_module is False and classes["Storage"].converts_in_place
+    assert classes["Unknown"].is_module is None
+    attributes = classes["Encoder"].attributes
+    assert (attributes["proj"].kind, attributes["proj"].place) == (Kind.MODULE, Place.DEVICE)
+    assert (attributes["scale"].kind, attributes["scale"].place) == (Kind.TENSOR, Place.DEVICE)
+    assert (attributes["plain"].kind, attributes["plain"].place) == (Kind.TENSOR, Place.UNKNOWN)
+    assert attributes["device"].kind is Kind.DEVICE
+    assert classes["Encoder"].running_methods == {"forward", "helper"}
+
+
+def test_forward_inputs_reach_helpers_on_the_device():
+    analysis = FileAnalysis(cst.parse_module(MODULE_FILE))
+    helper = next(f for f in analysis.flow.scopes if isinstance(f, cst.FunctionDef) and f.name.value == "helper")
+    assert analysis.flow.scopes[helper].env["h"].place is Place.DEVICE

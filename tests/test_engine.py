@@ -1,0 +1,127 @@
+"""The engine's promises: positions, suppression, byte fidelity, one binding, idempotence."""
+
+import libcst as cst
+import pytest
+
+from torchdevice_lint import Settings, fix_source, lint_source
+from torchdevice_lint.engine import SourceError
+from torchdevice_lint.rules import ALL_RULES
+
+
+def codes(source, **settings):
+    return [(f.line, f.column, f.code) for f in lint_source(source, Settings(**settings))]
+
+
+def test_position_is_the_start_of_the_offending_call():
+    assert codes("import torch\nif ok:\n    y = model.layer(x).cuda()\n") == [(3, 8, "TDL001")]
+
+
+@pytest.mark.parametrize(
+    "comment, reported",
+    [
+        ("", True),
+        ("  # noqa", False),
+        ("  # noqa: TDL001", False),
+        ("  # noqa:TDL001,TDL004", False),
+        ("  # NOQA: TDL", False),
+        ("  # noqa: TDL002", True),
+        ("  # noqa: E501", True),
+    ],
+)
+def test_noqa_forms(comment, reported):
+    assert bool(codes(f"import torch\nx = y.cuda(){comment}\n")) is reported
+
+
+def test_noqa_on_any_line_of_a_multiline_statement():
+    source = "import torch\nx = foo(\n    y.cuda(),\n    z,\n)  # noqa: TDL001\n"
+    assert codes(source) == []
+    assert fix_source(source) == source
+
+
+def test_suppressed_findings_are_not_fixed():
+    source = "import torch\na = x.cuda()  # noqa\nb = y.cuda()\n"
+    fixed = fix_source(source)
+    assert "a = x.cuda()  # noqa" in fixed and "b = y.to(device)" in fixed
+
+
+def test_select_all_and_ignore():
+    source = 'import torch\nx = y.cuda()\nz = w.to("cuda")\n'
+    assert {c for *_, c in codes(source)} == {"TDL001", "TDL002"}
+    assert {c for *_, c in codes(source, ignore=("TDL001",))} == {"TDL002"}
+    assert {c for *_, c in codes(source, select=("TDL001",))} == {"TDL001"}
+    assert codes(source, select=("TDL",), ignore=("TDL00",)) == []
+    assert codes(source, select=("TDL001",), ignore=("TDL",)) != []  # the longer prefix wins
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"import torch\r\nmodel = Net().cuda()\r\n",
+        b"\xef\xbb\xbfimport torch\nmodel = Net().cuda()\n",
+        b"# -*- coding: latin-1 -*-\nimport torch\nname = '\xe9'\nmodel = Net().cuda()",
+        b"import torch\n\tif x:\n\t\tmodel = Net().cuda()\n".replace(b"\n\tif", b"\nif"),
+        b"import torch\n\x0cmodel = Net().cuda()\n",
+    ],
+    ids=["crlf", "bom", "latin1-no-final-newline", "tabs", "form-feed"],
+)
+def test_untouched_bytes_stay_identical(source):
+    fixed = fix_source(source)
+    assert isinstance(fixed, bytes)
+    assert fixed != source
+    cst.parse_module(fixed)
+    before, after = source.splitlines(keepends=True), fixed.splitlines(keepends=True)
+    inserted = [line for line in after if b"is_available()" in line]
+    assert len(inserted) == 1
+    if b"\r\n" in source:
+        assert inserted[0].endswith(b"\r\n")
+    changed = [line for line in before if line not in after]
+    assert all(b".cuda()" in line for line in changed)
+    assert fix_source(fixed) == fixed
+
+
+def test_binding_is_inserted_once_after_the_imports_and_reused():
+    source = '"""Doc."""\nfrom __future__ import annotations\nimport torch\nimport os\n\na = x.cuda()\n\ndef f(y):\n    return y.cuda()\n'
+    fixed = fix_source(source)
+    assert fixed == (
+        '"""Doc."""\nfrom __future__ import annotations\nimport torch\nimport os\n'
+        'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
+        "a = x.to(device)\n\ndef f(y):\n    return y.to(device)\n"
+    )
+
+
+def test_binding_adds_import_torch_and_avoids_taken_names():
+    fixed = fix_source("def device():\n    return 0\n\ndef run(m):\n    return m.cuda()\n")
+    assert fixed.startswith("import torch\ntorch_device = torch.device(")
+    assert "return m.to(torch_device)" in fixed
+
+
+def test_binding_uses_the_files_torch_alias_and_accelerator_style():
+    fixed = fix_source("import torch as t\nm = M().cuda()\n", settings=Settings(device_style="accelerator"))
+    assert "device = t.accelerator.current_accelerator() if t.accelerator.is_available() else t.device(\"cpu\")" in fixed
+
+
+def test_an_existing_device_is_reused_not_duplicated():
+    source = (
+        "import torch\n\ndef train(model, loader, device):\n"
+        "    for x, y in loader:\n        x = x.cuda()\n"
+    )
+    assert fix_source(source) == source.replace("x.cuda()", "x.to(device)")
+
+
+def test_overlapping_fixes_are_applied_over_rounds():
+    source = "import torch\nx = torch.zeros(3)\nx.cuda()\n"
+    fixed = fix_source(source)
+    assert "x = x.to(device)" in fixed
+    assert fix_source(fixed) == fixed
+
+
+@pytest.mark.parametrize("bad", [b"import torch\ndef f(:\n", b"import torch\x00", b"import torch\nx = '\xff'\n"])
+def test_bad_input_raises_one_line_source_error(bad):
+    with pytest.raises(SourceError) as error:
+        lint_source(bad)
+    assert "\n" not in str(error.value)
+
+
+def test_every_rule_documents_itself_in_one_place():
+    for rule in ALL_RULES:
+        assert rule.code.startswith("TDL") and rule.name and rule.message and rule.needles

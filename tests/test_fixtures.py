@@ -1,0 +1,47 @@
+"""The bundled fixtures: the codemod's exact output and findings, stored beside each original."""
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from torchdevice_lint import Linter, Settings, fix_source, lint_source
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+CASES = sorted(p.parent for p in FIXTURES.glob("*/*/original.py"))
+
+
+def test_every_rule_has_at_least_five_cases():
+    per_rule = {}
+    for case in CASES:
+        per_rule.setdefault(case.parent.name, []).append(case)
+    assert {code: len(cases) >= 5 for code, cases in per_rule.items()} == {
+        code: True for code in ("tdl001", "tdl002", "tdl003", "tdl004")
+    }
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_codemod_output_is_the_stored_fixed_form(case):
+    original = (case / "original.py").read_bytes()
+    assert fix_source(original, unsafe=True) == (case / "fixed.py").read_bytes()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_findings_are_the_stored_ones(case):
+    findings = lint_source((case / "original.py").read_bytes())
+    printed = "".join(f"{f.line}:{f.column + 1} {f.code}\n" for f in findings)
+    assert printed == (case / "findings.txt").read_text()
+    code = case.parent.name.upper()
+    if case.name.startswith("hard_negatives"):
+        assert findings == []
+    else:
+        assert code in {f.code for f in findings}
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fixed_form_parses_is_stable_and_clean(case):
+    fixed = (case / "fixed.py").read_bytes()
+    cst.parse_module(fixed)
+    assert fix_source(fixed, unsafe=True) == fixed
+    remaining = Linter(Settings()).fix(fixed, unsafe=True).remaining
+    assert [f for f in remaining if f.fixable] == []

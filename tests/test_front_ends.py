@@ -1,0 +1,66 @@
+"""The flake8 plugin and the pre-commit hooks, run for real in subprocesses."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+CLI_MARKER = re.compile(r" \[(\*|unsafe fix)\]$")
+
+
+def run(*command, cwd=None, env=None):
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_flake8_and_cli_report_the_same_findings_on_the_fixtures():
+    flake8 = run(sys.executable, "-m", "flake8", "--select", "TDL", str(FIXTURES))
+    cli = run(sys.executable, "-m", "torchdevice_lint.cli", str(FIXTURES))
+    assert flake8.returncode == 1 and cli.returncode == 1, flake8.stderr + cli.stderr
+    flake8_lines = sorted(flake8.stdout.splitlines())
+    cli_lines = sorted(CLI_MARKER.sub("", line) for line in cli.stdout.splitlines())
+    assert flake8_lines == cli_lines
+    assert len(flake8_lines) >= 40
+    assert {line.split(": ")[1].split()[0] for line in flake8_lines} == {"TDL001", "TDL002", "TDL003", "TDL004"}
+
+
+def test_flake8_honours_noqa_and_select(tmp_path):
+    path = tmp_path / "script.py"
+    path.write_text("import torch\na = x.cuda()\nb = y.cuda()  # noqa: TDL001\n")
+    result = run(sys.executable, "-m", "flake8", "--select", "TDL", str(path))
+    assert result.stdout.splitlines() == [
+        f"{path}:2:5: TDL001 `.cuda()` hardcodes CUDA and fails without a GPU; use `.to(device)`"
+    ]
+    assert run(sys.executable, "-m", "flake8", "--select", "E501", str(path)).stdout == ""
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
+def test_pre_commit_hooks_with_try_repo(tmp_path):
+    pre_commit = shutil.which("pre-commit") or os.path.join(os.path.dirname(sys.executable), "pre-commit")
+    if not os.path.exists(pre_commit):
+        pytest.skip("pre-commit is not installed")
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    run("git", "init", "-q", cwd=work, env=env)
+    script = work / "train.py"
+    script.write_text("import torch\nmodel = Net().cuda()\n")
+    run("git", "add", "train.py", cwd=work, env=env)
+
+    check = run(pre_commit, "try-repo", str(ROOT), "torchdevice-lint", "--files", "train.py", cwd=work, env=env)
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert "train.py:2:9: TDL001" in check.stdout
+    assert script.read_text() == "import torch\nmodel = Net().cuda()\n"
+
+    fix = run(pre_commit, "try-repo", str(ROOT), "torchdevice-fix", "--files", "train.py", cwd=work, env=env)
+    assert fix.returncode == 1, fix.stdout + fix.stderr
+    assert "model = Net().to(device)" in script.read_text()
+
+    again = run(pre_commit, "try-repo", str(ROOT), "torchdevice-fix", "--files", "train.py", cwd=work, env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
