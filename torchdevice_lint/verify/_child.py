@@ -49,7 +49,13 @@ def _make_deterministic() -> None:
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cudnn.benchmark = False
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        # The public torch.use_deterministic_algorithms also configures inductor,
+        # which costs ~2 s of imports per child; the flag itself is what we need.
+        set_flag = getattr(torch._C, "_set_deterministic_algorithms", None)
+        if set_flag is not None:
+            set_flag(True, warn_only=True)
+        else:
+            torch.use_deterministic_algorithms(True, warn_only=True)
 
 
 def _device_context(device: str) -> contextlib.AbstractContextManager:

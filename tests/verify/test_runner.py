@@ -1,0 +1,169 @@
+"""The runner, the CLI and the pytest fixture on small throwaway cases.
+
+Each program run is a subprocess that imports torch (1-2 s), so the cases are
+shared by a module-scoped fixture and single runs are used where they suffice.
+"""
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torchdevice_lint.verify import cli, runner  # noqa: E402
+from torchdevice_lint.verify.report import format_table  # noqa: E402
+from torchdevice_lint.verify.runner import Case, check_codemod, run_program  # noqa: E402
+
+FIXED = """\
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def run():
+    torch.manual_seed(0)
+    weight = torch.randn(3, 2).to(device)
+    x = torch.randn(4, 3)
+    x = x.to(device)
+    return {"out": x @ weight, "steps": torch.tensor([1, 2])}
+"""
+DISCARDED_MOVE = FIXED.replace("    x = x.to(device)\n", "    x.to(device)\n")
+CHANGED_OUTPUT = FIXED.replace("x @ weight", "x @ weight + 1e-3")
+
+
+def fake_fix_source(source, *, unsafe=False):
+    """Stands in for the codemod: the one rewrite these cases need."""
+    return source.replace("    x.to(device)\n", "    x = x.to(device)\n")
+
+
+def write_case(root: Path, name: str, original: str, fixed: str) -> Path:
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "original.py").write_text(original)
+    (folder / "fixed.py").write_text(fixed)
+    return folder
+
+
+def write_program(path: Path, body: str) -> Path:
+    path.write_text("import torch\n\n\ndef run():\n" + textwrap.indent(textwrap.dedent(body), "    "))
+    return path
+
+
+@pytest.fixture
+def fake_codemod(monkeypatch):
+    monkeypatch.setattr(runner, "load_fix_source", lambda: (fake_fix_source, ""))
+
+
+@pytest.fixture(scope="module")
+def cli_json(tmp_path_factory):
+    """torchdevice-verify --json over a buggy, a clean and a changed case."""
+    root = tmp_path_factory.mktemp("fixtures")
+    write_case(root / "tdl004", "discarded_move", DISCARDED_MOVE, FIXED)
+    write_case(root / "tdl004", "clean", FIXED, FIXED)
+    write_case(root / "tdl004", "changed_output", FIXED, CHANGED_OUTPUT)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runner, "load_fix_source", lambda: (fake_fix_source, ""))
+        import io
+        import contextlib
+
+        stdout = io.StringIO()
+        with contextlib.redirect_stdout(stdout):
+            status = cli.main([str(root), "--json", "--timeout", "60"])
+    report = json.loads(stdout.getvalue())
+    return status, {case["case"]: case for case in report["cases"]}
+
+
+def test_simulation_catches_the_discarded_move_the_fix_removed(cli_json):
+    _, cases = cli_json
+    case = cases["tdl004/discarded_move"]
+    assert case["result"] == "ok" and case["passed"]
+    assert case["codemod"] == "matches"
+    runs = {(r["program"], r["device"]): r for r in case["runs"]}
+    assert runs["original", "simulated"]["status"] == "error"
+    assert "Expected all tensors to be on the same device" in runs["original", "simulated"]["error"]
+    assert runs["original", "cpu"]["status"] == "ok"  # on a laptop the bug is invisible
+    assert runs["fixed", "simulated"]["output_devices"] == ["cpu", "cuda:0"]
+    assert any("simulated CUDA" in bug for bug in case["bugs_removed"])
+    assert case["max_abs_diff"] == 0.0
+
+
+def test_clean_case_passes_everywhere(cli_json):
+    _, cases = cli_json
+    case = cases["tdl004/clean"]
+    assert case["result"] == "ok" and not case["bugs_removed"]
+    assert {r["status"] for r in case["runs"]} == {"ok"}
+    assert case["devices"].startswith("cpu, sim")
+
+
+def test_changed_output_is_a_difference_and_fails_the_cli(cli_json):
+    status, cases = cli_json
+    case = cases["tdl004/changed_output"]
+    assert case["result"] == "outputs differ" and not case["passed"]
+    assert case["max_abs_diff"] == pytest.approx(1e-3, rel=1e-3)
+    assert case["codemod"] == "differs"  # the fake codemod leaves the original as it is
+    assert status == 1
+
+
+def test_hanging_program_is_reported_as_timeout(tmp_path):
+    program = write_program(tmp_path / "hang.py", "while True:\n    pass\n")
+    run = run_program(Case("hang", program, None), "original", "cpu", timeout=4)
+    assert run.status == "timeout" and "no result after 4 s" in run.error
+
+
+def test_raising_program_is_reported_with_its_error(tmp_path):
+    program = write_program(tmp_path / "boom.py", "raise ValueError('boom')\n")
+    run = run_program(Case("boom", program, None), "original", "simulated", timeout=60)
+    assert run.status == "error" and run.error == "ValueError: boom"
+    assert "Traceback" in run.details
+
+
+def test_script_mode_fixes_a_copy_and_prints_the_table(tmp_path, fake_codemod, capsys):
+    script = tmp_path / "train.py"
+    script.write_text(DISCARDED_MOVE)
+    status = cli.main([str(script), "--entry", "train:run"])
+    table = capsys.readouterr().out
+    assert status == 0
+    assert script.read_text() == DISCARDED_MOVE  # the user's file is untouched
+    assert "ok (bug the fix removed)" in table
+    assert "max abs diff" in table and "train.py" in table
+
+
+def test_pytest_fixture_verifies_a_case_folder(tmp_path, fake_codemod, torchdevice_verify):
+    folder = write_case(tmp_path, "clean", FIXED, FIXED)
+    (result,) = torchdevice_verify(folder)
+    assert result.passed and result.case.codemod == "matches"
+
+
+def test_codemod_unavailable_is_reported_not_raised(tmp_path):
+    case = Case("c", write_case(tmp_path, "c", FIXED, FIXED) / "original.py",
+                tmp_path / "c" / "fixed.py")
+    check_codemod(case, None, "codemod unavailable (ImportError: no engine)")
+    assert case.codemod == "codemod unavailable (ImportError: no engine)"
+    result = runner.judge(case, [])
+    assert result.passed and "codemod unavailable" in result.notes[0]
+
+
+def test_codemod_output_differing_from_fixed_form_is_shown(tmp_path):
+    folder = write_case(tmp_path, "c", DISCARDED_MOVE, FIXED.replace("x @ weight", "weight"))
+    case = Case("c", folder / "original.py", folder / "fixed.py")
+    check_codemod(case, fake_fix_source)
+    assert case.codemod == "differs" and "+    return {\"out\": x @ weight" in case.codemod_diff
+
+
+def test_cli_without_torch_exits_2_with_one_line(monkeypatch, capsys, tmp_path):
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "torch" else real_find_spec(name, *a))
+    assert cli.main([str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == cli.NEEDS_TORCH
+
+
+def test_table_lists_every_case(cli_json):
+    # The JSON was produced by the same results the table formats.
+    _, cases = cli_json
+    assert set(cases) == {"tdl004/discarded_move", "tdl004/clean", "tdl004/changed_output"}
+    assert format_table([]).endswith("0 case(s), 0 failed")
