@@ -16,7 +16,7 @@ import traceback
 
 import libcst as cst
 
-from torchdevice_lint.cli import iter_python_files, RunSummary
+from torchdevice_lint.files import MissingPath, iter_python_files
 from torchdevice_lint.engine import Linter, Settings, SourceError
 
 
@@ -34,7 +34,10 @@ def main() -> int:
     examples: dict[str, list[str]] = collections.defaultdict(list)
     files = errors = crashes = unparsable = not_idempotent = lines = 0
     started = time.perf_counter()
-    for path in iter_python_files(args.paths, RunSummary()):
+    for path in iter_python_files(args.paths):
+        if isinstance(path, MissingPath):
+            print(f"missing: {path}", file=sys.stderr)
+            continue
         files += 1
         data = open(path, "rb").read()
         lines += data.count(b"\n")

@@ -3,28 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import difflib
-import os
-import stat
 import sys
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Iterator, Optional, Sequence
+from typing import Optional, Sequence
 
 from torchdevice_lint import __version__
-from torchdevice_lint.engine import Linter, Settings, SourceError
-from torchdevice_lint.findings import Finding, Safety
+from torchdevice_lint.engine import Linter, Settings
+from torchdevice_lint.files import STDIN, MissingPath, iter_python_files
+from torchdevice_lint.output.text import format_finding, unified_diff
 from torchdevice_lint.rules import ALL_RULES
-
-#: Folders never worth descending into (flake8's defaults plus virtual environments).
-DEFAULT_EXCLUDES = frozenset(
-    {".git", ".hg", ".svn", ".bzr", "CVS", "__pycache__", ".tox", ".nox", ".eggs", ".venv", "venv",
-     "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
-)
-
-STDIN = "-"
-
+from torchdevice_lint.runner import process_file, write_atomically
 
 @dataclass
 class RunSummary:
@@ -77,7 +65,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     settings = Settings(select=args.select, ignore=args.ignore, preview=args.preview, device_style=args.device_style)
     linter = Linter(settings)
     summary = RunSummary()
-    for path in iter_python_files(args.paths, summary):
+    for path in iter_python_files(args.paths):
+        if isinstance(path, MissingPath):
+            report_error(str(path), "no such file or directory", summary)
+            continue
         process(path, linter, args, summary)
     if args.fix and summary.fixed:
         print(f"Fixed {summary.fixed} finding(s) in {summary.changed_files} file(s).", file=sys.stderr)
@@ -93,101 +84,36 @@ def explain(code: str) -> int:
     return 2
 
 
-def iter_python_files(paths: Sequence[str], summary: RunSummary) -> Iterator[str]:
-    """Named files as given; folders searched for ``*.py``, skipping the usual clutter."""
-    for path in paths:
-        if path == STDIN or os.path.isfile(path):
-            yield path
-        elif os.path.isdir(path):
-            yield from _walk_folder(path)
-        else:
-            report_error(path, "no such file or directory", summary)
-
-
-def _walk_folder(folder: str) -> Iterator[str]:
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDES and not d.endswith(".egg-info"))
-        for name in sorted(files):
-            if name.endswith(".py"):
-                yield os.path.join(root, name)
-
-
 def process(path: str, linter: Linter, args: argparse.Namespace, summary: RunSummary) -> None:
     shown = args.stdin_filename if path == STDIN else path
-    try:
-        original = sys.stdin.buffer.read() if path == STDIN else Path(path).read_bytes()
-    except OSError as error:
-        report_error(shown, error.strerror or str(error), summary)
-        return
-    try:
-        if args.fix or args.diff:
-            result = linter.fix(original, unsafe=args.unsafe_fixes)
-            fixed, remaining = result.source, result.remaining
-        else:
-            fixed, remaining = original, linter.lint(original)
-    except SourceError as error:
-        report_error(shown, str(error), summary)
+    result = process_file(path, linter, fix=args.fix or args.diff, unsafe=args.unsafe_fixes)
+    if result.error is not None:
+        report_error(shown, result.error, summary)
         if path == STDIN and args.fix:
-            sys.stdout.buffer.write(original)
+            sys.stdout.buffer.write(result.original)
         return
-    assert isinstance(fixed, bytes)
-    changed = fixed != original
     if args.diff:
-        if changed:
+        if result.changed:
             summary.changed_files += 1
-            sys.stdout.write(unified_diff(shown, original, fixed))
+            sys.stdout.write(unified_diff(shown, result.original, result.fixed))
         return
     if args.fix:
         if path == STDIN:
-            sys.stdout.buffer.write(fixed)
-        elif changed:
+            sys.stdout.buffer.write(result.fixed)
+        elif result.changed:
             try:
-                write_atomically(path, fixed)
+                write_atomically(path, result.fixed)
             except OSError as error:
                 report_error(shown, f"cannot write: {error.strerror or error}", summary)
                 return
-        if changed:
+        if result.changed:
             summary.changed_files += 1
             summary.fixed += result.applied
-    for finding in sorted(remaining, key=lambda f: (f.line, f.column, f.code)):
+    stream = sys.stderr if (args.fix and path == STDIN) else sys.stdout
+    for finding in sorted(result.findings, key=lambda f: (f.line, f.column, f.code)):
         summary.findings += 1
         summary.by_code[finding.code] = summary.by_code.get(finding.code, 0) + 1
-        stream = sys.stderr if (args.fix and path == STDIN) else sys.stdout
         print(format_finding(shown, finding), file=stream)
-
-
-def format_finding(path: str, finding: Finding) -> str:
-    """flake8's ``path:line:col: CODE message``, with the column 1-based as flake8 prints it."""
-    marker = ""
-    if finding.fix_safety is Safety.SAFE:
-        marker = " [*]"
-    elif finding.fix_safety is Safety.UNSAFE:
-        marker = " [unsafe fix]"
-    return f"{path}:{finding.line}:{finding.column + 1}: {finding.code} {finding.message}{marker}"
-
-
-def unified_diff(path: str, before: bytes, after: bytes) -> str:
-    old = before.decode("utf-8", "surrogateescape").splitlines(keepends=True)
-    new = after.decode("utf-8", "surrogateescape").splitlines(keepends=True)
-    return "".join(difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}"))
-
-
-def write_atomically(path: str, data: bytes) -> None:
-    """Write through a temporary file and a rename: a file is always wholly old or new."""
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    if not os.access(path, os.W_OK):
-        raise PermissionError(13, "file is read-only")
-    folder = os.path.dirname(os.path.abspath(path))
-    descriptor, temporary = tempfile.mkstemp(prefix=".torchdevice-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
 
 
 def report_error(path: str, message: str, summary: RunSummary) -> None:
