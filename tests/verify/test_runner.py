@@ -4,6 +4,8 @@ Each program run is a subprocess that imports torch (1-2 s), so the cases are
 shared by a module-scoped fixture and single runs are used where they suffice.
 """
 
+import contextlib
+import io
 import json
 import textwrap
 from pathlib import Path
@@ -47,7 +49,8 @@ def write_case(root: Path, name: str, original: str, fixed: str) -> Path:
 
 
 def write_program(path: Path, body: str) -> Path:
-    path.write_text("import torch\n\n\ndef run():\n" + textwrap.indent(textwrap.dedent(body), "    "))
+    source = "import torch\n\n\ndef run():\n" + textwrap.indent(textwrap.dedent(body), "    ")
+    path.write_text(source)
     return path
 
 
@@ -65,9 +68,6 @@ def cli_json(tmp_path_factory):
     write_case(root / "tdl004", "changed_output", FIXED, CHANGED_OUTPUT)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(runner, "load_fix_source", lambda: (fake_fix_source, ""))
-        import io
-        import contextlib
-
         stdout = io.StringIO()
         with contextlib.redirect_stdout(stdout):
             status = cli.main([str(root), "--json", "--timeout", "60"])

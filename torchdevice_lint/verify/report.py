@@ -38,8 +38,8 @@ def format_table(results: list[CaseResult], *, details: bool = False) -> str:
         for r in results:
             reasons = [f"bug the fix removed: {bug}" for bug in r.bugs_removed] + r.notes
             if r.case.codemod_diff and not r.passed:
-                reasons.append("codemod output differs from the stored fixed.py:\n"
-                               + r.case.codemod_diff.rstrip())
+                diff = r.case.codemod_diff.rstrip()
+                reasons.append(f"codemod output differs from the stored fixed.py:\n{diff}")
             if reasons:
                 lines.append(f"\n{r.case.name}:")
                 lines.extend(f"  - {reason}" for reason in reasons)

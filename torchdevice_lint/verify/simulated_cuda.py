@@ -66,7 +66,7 @@ from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 from torch.utils._device import DeviceContext, _device_constructors
 from torch.utils._pytree import tree_leaves
 
-SIMULATED_DEVICE = torch.device("cuda", 0)
+SIMULATED_DEVICE = torch.device("cuda", 0)  # noqa: TDL002
 MISMATCH_MESSAGE = (
     "Expected all tensors to be on the same device, but found at least two "
     "devices, cuda:0 and cpu!"
@@ -131,6 +131,10 @@ def _as_device(value: Any) -> torch.device | None:
     return None
 
 
+def _tensors_in(tree: Any) -> list[torch.Tensor]:
+    return [leaf for leaf in tree_leaves(tree) if isinstance(leaf, torch.Tensor)]
+
+
 def _is_batch_sizes(value: Any) -> bool:
     return isinstance(value, torch.Tensor) and value.dim() == 1 and value.dtype == torch.int64
 
@@ -150,7 +154,8 @@ def _default_device() -> torch.device | None:
 def _getset_name(func: Callable) -> str | None:
     """'device' for ``Tensor.device.__get__`` and the like, else None."""
     descriptor = getattr(func, "__self__", None)
-    if type(descriptor).__name__ == "getset_descriptor" and func.__name__ in ("__get__", "__set__"):
+    if type(descriptor).__name__ == "getset_descriptor" and func.__name__ in ("__get__",
+                                                                              "__set__"):
         return f"{descriptor.__name__}.{func.__name__}"
     return None
 
@@ -206,9 +211,8 @@ class _SimulatedCudaMode(TorchFunctionMode):
 
     def mark(self, result: Any) -> Any:
         """Register every tensor in ``result`` as living on cuda."""
-        for leaf in tree_leaves(result):
-            if isinstance(leaf, torch.Tensor):
-                self.cuda.add(leaf)
+        for tensor in _tensors_in(result):
+            self.cuda.add(tensor)
         return result
 
     def _check_same_device(self, tensors: list[torch.Tensor]) -> None:
@@ -224,7 +228,7 @@ class _SimulatedCudaMode(TorchFunctionMode):
     # -- handlers -------------------------------------------------------------
 
     def _generic(self, func, args, kwargs):
-        tensors = [x for x in tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
+        tensors = _tensors_in((args, kwargs))
         if func in self._packed_sequence_ops and _is_batch_sizes(args[1]):
             return self._packed_sequence_op(func, args, kwargs)
         if kwargs.get("device") is None and func in _device_constructors():
@@ -240,17 +244,20 @@ class _SimulatedCudaMode(TorchFunctionMode):
         else:
             to_cuda = any(t in self.cuda for t in tensors)
         if to_cuda:
-            # Outputs that alias a CPU input (views, in-place) stay on the CPU.
-            cpu_inputs = {id(s) for s in map(self.cuda._storage, tensors) if s is not None}
-            cpu_inputs -= {id(self.cuda._storage(t)) for t in tensors if t in self.cuda}
-            for leaf in tree_leaves(result):
-                if isinstance(leaf, torch.Tensor) and id(self.cuda._storage(leaf)) not in cpu_inputs:
-                    self.cuda.add(leaf)
+            self._mark_new_tensors(result, inputs=tensors)
         return result
+
+    def _mark_new_tensors(self, result: Any, inputs: list[torch.Tensor]) -> None:
+        """Mark the results as cuda, except those aliasing a CPU input (views, in-place)."""
+        storage = self.cuda._storage
+        cpu_inputs = {id(storage(t)) for t in inputs if t not in self.cuda}
+        for tensor in _tensors_in(result):
+            if storage(tensor) is not None and id(storage(tensor)) not in cpu_inputs:
+                self.cuda.add(tensor)
 
     def _packed_sequence_op(self, func, args, kwargs):
         """Check and run the call without its CPU lengths; they come back on the CPU."""
-        self._generic(lambda *a, **k: None, (args[0], *args[2:]), kwargs)  # device check only
+        self._check_same_device(_tensors_in((args[0], args[2:], kwargs)))
         result = func(*args, **kwargs)
         if args[0] not in self.cuda:
             return result
@@ -310,7 +317,9 @@ class _SimulatedCudaMode(TorchFunctionMode):
 
     def _pin_memory(self, func, tensor, *args, **kwargs):
         if tensor in self.cuda:
-            raise RuntimeError("cannot pin 'torch.cuda.FloatTensor' only dense CPU tensors can be pinned")
+            raise RuntimeError(
+                "cannot pin 'torch.cuda.FloatTensor' only dense CPU tensors can be pinned"
+            )
         return tensor.clone()  # pinned memory is still CPU memory
 
     def _parse_to(self, func, *args, **kwargs):
