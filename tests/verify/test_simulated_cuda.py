@@ -33,8 +33,8 @@ def sim():
         pytest.param(lambda t: t.to("cuda:0"), id="to-str-index"),  # noqa: TDL002
         pytest.param(lambda t: t.to(torch.device("cuda")), id="to-device"),
         pytest.param(lambda t: t.to("cuda", non_blocking=True), id="non_blocking"),  # noqa: TDL002
-        pytest.param(lambda t: t.to("cuda", non_blocking=True),  # noqa: TDL002
-                     id="non_blocking"),
+        pytest.param(lambda t: t.to(device="cuda", dtype=torch.float64),  # noqa: TDL002
+                     id="to-kwargs"),
         pytest.param(lambda t: t.to(torch.zeros(1).cuda()), id="to-other-tensor"),  # noqa: TDL001
     ],
 )
