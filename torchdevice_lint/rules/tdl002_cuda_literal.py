@@ -65,6 +65,9 @@ class CudaLiteral(Rule):
         'device = f"cuda:{local_rank}"',
         'props = torch.cuda.get_device_properties(torch.device("cuda"))',
         'def setup(self):\n    if not torch.cuda.is_available():\n        return\n    self.device = torch.device("cuda")',
+        '@unittest.skipIf(not torch.cuda.is_available(), "needs a GPU")\ndef test_kernel():\n    x = torch.ones(2, device="cuda")',
+        'if world_size > 1:\n    device = torch.device("cuda", local_rank)',
+        'train = dict(device="cuda", max_iter=10)',
     )
     invalid = (
         Invalid(
@@ -126,11 +129,15 @@ class CudaLiteral(Rule):
         if isinstance(node, cst.Call):
             args = positional_arguments(node)
             text = string_value(args[0]) if args else None
-            return f"torch.device({text!r})" if text is not None and _is_cuda(text) else None
+            if text is None or not _is_cuda(text) or (len(args) > 1 and _mentions_rank(args[1])):
+                return None
+            return f"torch.device({text!r})"
         if isinstance(node, cst.FormattedString):
             first = node.parts[0] if node.parts else None
             is_cuda = isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda")
-            if not is_cuda or _is_per_rank(node):
+            if not is_cuda or any(
+                _mentions_rank(part.expression) for part in node.parts if isinstance(part, cst.FormattedStringExpression)
+            ):
                 return None
             return f"f{node.start[-1]}{first.value}...{node.end}"
         text = string_value(node)
@@ -138,9 +145,11 @@ class CudaLiteral(Rule):
 
     def _used_as_device(self, parent: Optional[cst.CSTNode]) -> bool:
         if isinstance(parent, cst.Arg):
+            call = self.context.parent(2)
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "dict":
+                return False  # a configuration entry, not a device in use
             if parent.keyword is not None:
                 return parent.keyword.value == "device"
-            call = self.context.parent(2)
             if not isinstance(call, cst.Call) or not call.args or call.args[0] is not parent:
                 return False
             if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to":
@@ -168,6 +177,10 @@ class CudaLiteral(Rule):
                 return True
             if isinstance(ancestor, (cst.If, cst.While)) and self._is_device_test(ancestor.test):
                 return True
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)) and any(
+                self._is_device_test(decorator.decorator) for decorator in ancestor.decorators
+            ):
+                return True  # @skipIf(not torch.cuda.is_available()), @requires_cuda, ...
         return self._after_early_exit()
 
     def _is_device_test(self, test: cst.BaseExpression) -> bool:
@@ -247,12 +260,8 @@ def _exits(body: cst.BaseSuite) -> bool:
     return isinstance(last, (cst.Return, cst.Raise, cst.Continue, cst.Break))
 
 
-def _is_per_rank(node: cst.FormattedString) -> bool:
-    """``f"cuda:{local_rank}"``: the per-process device of distributed training."""
-    for part in node.parts:
-        if isinstance(part, cst.FormattedStringExpression):
-            names = [n.value for n in walk(part.expression) if isinstance(n, cst.Name)]
-            names += [n.attr.value for n in walk(part.expression) if isinstance(n, cst.Attribute)]
-            if any("rank" in name.lower() for name in names):
-                return True
-    return False
+def _mentions_rank(expression: cst.BaseExpression) -> bool:
+    """``f"cuda:{local_rank}"``, ``torch.device("cuda", rank)``: distributed training's per-process device."""
+    names = [n.value for n in walk(expression) if isinstance(n, cst.Name)]
+    names += [n.attr.value for n in walk(expression) if isinstance(n, cst.Attribute)]
+    return any("rank" in name.lower() for name in names)
