@@ -19,8 +19,11 @@ class CudaLiteral(Rule):
     ## What it does
     Flags a CUDA device written as a literal (`"cuda"`, `"cuda:0"`, `f"cuda:{i}"`,
     `torch.device("cuda")`, `torch.device("cuda", 0)`) where it is used as a device: a
-    `device=` argument, the target of `.to(...)`, or a variable or parameter default named
-    like a device, with no CPU fallback.
+    `device=` argument, the target of `.to(...)`, a variable named like a device, or the
+    default of a `device` parameter that a call in the same file relies on, with no CPU
+    fallback. Code under a device check, in a CUDA-only test (`@skipIf(not
+    torch.cuda.is_available())`), in a function or class named for CUDA, and the per-process
+    device of distributed training (`f"cuda:{local_rank}"`) are left alone.
 
     ## Why is this bad?
     The program then needs a GPU to run at all: on a machine without one, the first tensor
@@ -68,6 +71,8 @@ class CudaLiteral(Rule):
         '@unittest.skipIf(not torch.cuda.is_available(), "needs a GPU")\ndef test_kernel():\n    x = torch.ones(2, device="cuda")',
         'if world_size > 1:\n    device = torch.device("cuda", local_rank)',
         'train = dict(device="cuda", max_iter=10)',
+        'def fit(model, device="cuda"):\n    model.to(device)\n\nfit(net, "cpu")\nfit(net, device=d)',
+        'class CUDAAccelerator:\n    def devices(self, ids):\n        return [torch.device("cuda", i) for i in ids]',
     )
     invalid = (
         Invalid(
@@ -89,8 +94,9 @@ class CudaLiteral(Rule):
         ),
         Invalid('x = x.to(f"cuda:{i}")\n'),
         Invalid(
-            'import torch\n\ndef fit(model, device="cuda"):\n    model.to(device)\n',
-            'import torch\n\ndef fit(model, device="cuda" if torch.cuda.is_available() else "cpu"):\n    model.to(device)\n',
+            'import torch\n\ndef fit(model, device="cuda"):\n    model.to(device)\n\nfit(net)\n',
+            'import torch\n\ndef fit(model, device="cuda" if torch.cuda.is_available() else "cpu"):\n'
+            "    model.to(device)\n\nfit(net)\n",
         ),
         Invalid('import torch\ny = x.to(torch.device("cuda", 1))\n', count=1),
         Invalid(
@@ -98,6 +104,10 @@ class CudaLiteral(Rule):
             'import torch\nGPU = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n',
         ),
     )
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._calls: Optional[dict[str, list[cst.Call]]] = None
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         self._check(node)
@@ -118,6 +128,8 @@ class CudaLiteral(Rule):
             if isinstance(parent, cst.Comparison) or isinstance(parent, cst.ComparisonTarget):
                 return
         elif not self._used_as_device(parent):
+            return
+        if isinstance(parent, cst.Param) and not self._default_is_relied_on(parent):
             return
         if isinstance(parent, cst.Arg) and self._inside_torch_device(parent):
             return  # reported once, on the enclosing torch.device(...) call
@@ -166,6 +178,43 @@ class CudaLiteral(Rule):
             return looks_like_device_name(parent.name.value)
         return False
 
+    def _default_is_relied_on(self, param: cst.Param) -> bool:
+        """A ``device="cuda"`` default matters when this file calls without passing it.
+
+        Library functions take a device from their callers; only a call in the same file
+        that leaves the default in place proves the program runs on CUDA unconditionally.
+        """
+        function = next((a for a in reversed(self.context.ancestors) if isinstance(a, cst.FunctionDef)), None)
+        if function is None:
+            return False
+        positional = [*function.params.posonly_params, *function.params.params]
+        callable_name = function.name.value
+        index = positional.index(param) if param in positional else None
+        if callable_name == "__init__":
+            owner = next((a for a in reversed(self.context.ancestors) if isinstance(a, cst.ClassDef)), None)
+            if owner is None:
+                return False
+            callable_name = owner.name.value
+            index = index - 1 if index is not None else None
+        elif index is not None and positional and positional[0].name.value in ("self", "cls"):
+            return False  # a method: its call sites are not resolvable by name
+        for call in self._calls_by_name().get(callable_name, ()):
+            if any(arg.star for arg in call.args):
+                continue
+            passed_by_keyword = any(arg.keyword is not None and arg.keyword.value == param.name.value for arg in call.args)
+            passed_by_position = index is not None and len(positional_arguments(call)) > index
+            if not (passed_by_keyword or passed_by_position):
+                return True
+        return False
+
+    def _calls_by_name(self) -> dict[str, list[cst.Call]]:
+        if self._calls is None:
+            self._calls = {}
+            for node in walk(self.analysis.module):
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+                    self._calls.setdefault(node.func.value, []).append(node)
+        return self._calls
+
     def _inside_torch_device(self, arg: cst.Arg) -> bool:
         call = self.context.parent(2)
         return isinstance(call, cst.Call) and self.analysis.qualified_name(call.func) == "torch.device"
@@ -177,10 +226,11 @@ class CudaLiteral(Rule):
                 return True
             if isinstance(ancestor, (cst.If, cst.While)) and self._is_device_test(ancestor.test):
                 return True
-            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)) and any(
-                self._is_device_test(decorator.decorator) for decorator in ancestor.decorators
-            ):
-                return True  # @skipIf(not torch.cuda.is_available()), @requires_cuda, ...
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+                if any(self._is_device_test(decorator.decorator) for decorator in ancestor.decorators):
+                    return True  # @skipIf(not torch.cuda.is_available()), @requires_cuda, ...
+                if any(word in ancestor.name.value.lower() for word in ("cuda", "gpu")):
+                    return True  # CUDAAccelerator, to_gpu(): code that is about CUDA by name
         return self._after_early_exit()
 
     def _is_device_test(self, test: cst.BaseExpression) -> bool:
