@@ -5,7 +5,9 @@ The flake8 plugin, the CLI and the Python API are thin layers over `Linter`.
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, Union
 
@@ -20,8 +22,14 @@ from torchdevice_lint.rules import ALL_RULES
 
 Source = Union[str, bytes]
 
-#: flake8's own inline suppression syntax.
-NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+#: flake8's inline suppression syntax, character for character (``flake8.defaults.NOQA_INLINE_REGEXP``):
+#: ``# noqa`` silences everything on the line, ``# noqa: TDL001,TDL003`` the listed codes and prefixes.
+NOQA = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
+
+#: A whole-file opt-out on a line of its own: ours, or flake8's ``# flake8: noqa`` (so both front ends agree).
+_SKIP_FILE = r"^[ \t\f]*#[ \t]*torchdevice:[ \t]*skip-file\b|^[ \t\f]*# flake8[:=][ \t]*noqa"
+SKIP_FILE = re.compile(_SKIP_FILE, re.IGNORECASE | re.MULTILINE)
+SKIP_FILE_BYTES = re.compile(_SKIP_FILE.encode(), re.IGNORECASE | re.MULTILINE)
 
 #: Fixing repeats until nothing changes; overlapping fixes need one round each.
 MAX_FIX_ROUNDS = 8
@@ -38,7 +46,10 @@ class Settings:
     ignore: tuple[str, ...] = ()
     #: Turn on rules still in preview.
     preview: bool = False
+    #: How a fix spells a new device binding: ``cuda`` or ``accelerator``.
     device_style: str = "cuda"
+    #: Name of the module-level variable a fix binds (None: ``device``, or a free variant).
+    device_name: Optional[str] = None
 
     def enabled_rules(self) -> list[type[Rule]]:
         return [rule for rule in ALL_RULES if self.is_enabled(rule)]
@@ -65,21 +76,25 @@ class FixResult:
 
 
 class Linter:
-    def __init__(self, settings: Settings = Settings()) -> None:
+    """Lint or fix source text under one `Settings` (build one per configuration and reuse it)."""
+
+    def __init__(self, settings: Settings = Settings(), *, noqa: bool = True) -> None:
         self.settings = settings
+        #: Honour ``# noqa`` and skip-file comments (flake8's ``--disable-noqa`` turns this off).
+        self.noqa = noqa
         self.rules = settings.enabled_rules()
         self.needles = tuple({needle for rule in self.rules for needle in rule.needles})
         self.byte_needles = tuple(needle.encode() for needle in self.needles)
 
     # ---------------------------------------------------------------- public
     def lint(self, source: Source) -> list[Finding]:
-        if not self._may_match(source):
+        if not self._may_match(source) or (self.noqa and skips_file(source)):
             return []
         module = parse(source)
         return [finding for finding in self._findings(module, self._run_rules(module)) if finding is not None]
 
     def fix(self, source: Source, unsafe: bool = False) -> FixResult:
-        if not self._may_match(source):
+        if not self._may_match(source) or (self.noqa and skips_file(source)):
             return FixResult(source, [], 0)
         module = parse(source)
         applied = 0
@@ -109,7 +124,7 @@ class Linter:
         return any(needle in source for needle in needles)
 
     def _run_rules(self, module: cst.Module) -> list[Report]:
-        analysis = FileAnalysis(module, self.settings.device_style)
+        analysis = FileAnalysis(module, self.settings.device_style, self.settings.device_name)
         context = RuleContext(analysis)
         handlers: dict[type, list[Callable[[cst.CSTNode], None]]] = {}
         for rule_class in self.rules:
@@ -126,13 +141,11 @@ class Linter:
         if not reports:
             return []
         positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-        lines = module.code.splitlines()
+        noqa_text = _NoqaText(module.code)
         findings: list[Optional[Finding]] = []
         for report in reports:
             where = positions[report.node]
-            scope = positions[report.statement] if report.statement is not None else where
-            noqa_lines = lines[scope.start.line - 1 : max(scope.end.line, where.start.line)]
-            if _suppressed(report.code, noqa_lines):
+            if self.noqa and _suppressed(report.code, noqa_text.for_line(where.start.line)):
                 findings.append(None)
                 continue
             findings.append(
@@ -153,7 +166,7 @@ class Linter:
         updated = module.visit(_Replacer(replacements))
         binding_sites = [r.top_level_index for r in reports if r.fix.needs_device_binding]
         if binding_sites:
-            binder = FileAnalysis(module, self.settings.device_style).binder
+            binder = FileAnalysis(module, self.settings.device_style, self.settings.device_name).binder
             updated = binder.insert_binding(updated, min(binding_sites))
         try:
             return cst.parse_module(updated.bytes)
@@ -199,7 +212,51 @@ def _walk_with_ancestors(module: cst.Module, ancestors: list, handlers: dict) ->
         stack.extend((child, False) for child in reversed(list(iter_child_nodes(node))))
 
 
+class _NoqaText:
+    """The physical lines whose ``# noqa`` covers a finding on a given line.
+
+    Those are all the lines of the finding's logical line: a comment on any line of a bracketed
+    multi-line statement, a multi-line string, a backslash continuation or a multi-line
+    compound-statement header covers the whole of it. (flake8 itself joins only strings and
+    continuations; the flake8 plugin applies this wider reach before flake8 filters, so both
+    front ends suppress the same findings.)
+    """
+
+    def __init__(self, code: str) -> None:
+        self.lines = code.splitlines(keepends=True)
+        self._ranges: Optional[dict[int, tuple[int, int]]] = None
+
+    def for_line(self, line: int) -> list[str]:
+        if self._ranges is None:
+            self._ranges = self._logical_lines()
+        first, last = self._ranges.get(line, (line, line))
+        return self.lines[max(first, 1) - 1 : last]
+
+    def _logical_lines(self) -> dict[int, tuple[int, int]]:
+        ranges: dict[int, tuple[int, int]] = {}
+        first, last, depth = len(self.lines) + 2, -1, 0
+        try:
+            for token in tokenize.generate_tokens(io.StringIO("".join(self.lines)).readline):
+                if token.type in (tokenize.ENDMARKER, tokenize.DEDENT):
+                    continue
+                first, last = min(first, token.start[0]), max(last, token.end[0])
+                if token.type == tokenize.OP and token.string in "([{":
+                    depth += 1
+                elif token.type == tokenize.OP and token.string in ")]}":
+                    depth = max(depth - 1, 0)
+                elif token.type == tokenize.NEWLINE or (token.type == tokenize.NL and depth == 0):
+                    ranges.update(dict.fromkeys(range(first, last + 1), (first, last)))
+                    first, last = len(self.lines) + 2, -1
+        except (tokenize.TokenError, SyntaxError):
+            return {}  # physical lines only
+        return ranges
+
+
 def _suppressed(code: str, lines: Sequence[str]) -> bool:
+    """flake8's test on each line: a blanket ``# noqa``, or one listing ``code`` or a prefix of it.
+
+    As in flake8 the codes are matched case-sensitively (``# noqa: tdl001`` suppresses nothing).
+    """
     for line in lines:
         if "noqa" not in line.lower():
             continue
@@ -209,9 +266,16 @@ def _suppressed(code: str, lines: Sequence[str]) -> bool:
         codes = match.group("codes")
         if codes is None:
             return True
-        if any(code.startswith(listed) for listed in re.split(r"[,\s]+", codes.upper()) if listed):
+        listed = tuple(listed for listed in re.split(r"[,\s]+", codes) if listed)
+        if code in listed or code.startswith(listed):
             return True
     return False
+
+
+def skips_file(source: Source) -> bool:
+    """True when the file opts out with ``# torchdevice: skip-file`` (or ``# flake8: noqa``)."""
+    pattern = SKIP_FILE_BYTES if isinstance(source, bytes) else SKIP_FILE
+    return pattern.search(source) is not None
 
 
 def parse(source: Source) -> cst.Module:

@@ -17,11 +17,11 @@ __all__ = ["FileAnalysis", "DeviceChoice", "Kind", "Place", "Value", "Meeting"]
 class FileAnalysis:
     """Facts about one parsed file: imports, kinds and places of values, device bindings."""
 
-    def __init__(self, module: cst.Module, device_style: str = "cuda") -> None:
+    def __init__(self, module: cst.Module, device_style: str = "cuda", device_name: Optional[str] = None) -> None:
         self.module = module
         self.imports = ImportTable()
         self.flow = FlowAnalysis(module, self.imports)
-        self.binder = DeviceBinder(self.flow, self.imports, device_style)
+        self.binder = DeviceBinder(self.flow, self.imports, device_style, device_name)
         self._meetings_by_origin: Optional[dict[cst.Call, Meeting]] = None
 
     def qualified_name(self, node: cst.BaseExpression) -> Optional[str]:

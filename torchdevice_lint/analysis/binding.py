@@ -43,10 +43,14 @@ class DeviceChoice:
 
 
 class DeviceBinder:
-    def __init__(self, flow: FlowAnalysis, imports: ImportTable, style: str = "cuda") -> None:
+    def __init__(
+        self, flow: FlowAnalysis, imports: ImportTable, style: str = "cuda", name: Optional[str] = None
+    ) -> None:
         self.flow = flow
         self.imports = imports
         self.style = style
+        #: The configured name for a new binding (``device-name``); tried before the defaults.
+        self.preferred_name = name
         self.global_name = self._free_global_name()
 
     # ----------------------------------------------------------------- choice
@@ -105,7 +109,8 @@ class DeviceBinder:
             for name, value in scope.env.items():
                 if value.kind is not Kind.DEVICE or name in self.imports.aliases:
                     non_device_bindings.add(name)
-        for name in _CANDIDATE_GLOBAL_NAMES:
+        candidates = (self.preferred_name,) if self.preferred_name else ()
+        for name in candidates + _CANDIDATE_GLOBAL_NAMES:
             if name not in non_device_bindings:
                 return name
         return "_portable_device"
