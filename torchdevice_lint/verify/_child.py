@@ -3,8 +3,12 @@
 The verifier starts one child per program and device, so that a crash, a hang
 or a stray global in user code never reaches the verifier itself:
 
-    python -m torchdevice_lint.verify._child --device simulated \\
+    python path/to/verify/_child.py --device simulated \\
         --file case/original.py --entry run --out result.pt --report report.json
+
+It runs as a script, not with ``-m``, so that the user's program sees neither
+this package (``torchdevice_lint/__init__`` imports the linter engine) nor its
+folder on ``sys.path``.
 
 The report (JSON) says ``ok`` with the devices the returned tensors were on, or
 ``error`` with the exception; the outputs are saved on the CPU with
@@ -29,7 +33,7 @@ DEVICES = ("cpu", "simulated", "cuda")
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="torchdevice_lint.verify._child")
+    parser = argparse.ArgumentParser(prog="_child.py")
     parser.add_argument("--device", choices=DEVICES, required=True)
     parser.add_argument("--file", type=Path, required=True, help="the program to import")
     parser.add_argument("--entry", default="run", help="function to call")
@@ -58,11 +62,21 @@ def _make_deterministic() -> None:
             torch.use_deterministic_algorithms(True, warn_only=True)
 
 
+def _load_sibling(name: str) -> Any:
+    """Import a module of this folder by path, without importing the package."""
+    spec = importlib.util.spec_from_file_location(
+        f"_torchdevice_verify_{name}", Path(__file__).with_name(f"{name}.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _device_context(device: str) -> contextlib.AbstractContextManager:
     import torch
 
-    from torchdevice_lint.verify.simulated_cuda import hidden_cuda, simulated_cuda
-
+    simulation = _load_sibling("simulated_cuda")
+    hidden_cuda, simulated_cuda = simulation.hidden_cuda, simulation.simulated_cuda
     if device == "simulated":
         return simulated_cuda()
     if device == "cpu":
@@ -132,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+        del sys.path[0]  # runner.py, cli.py... must not shadow the user's modules
     sys.stdout.flush()
     code = main()
     sys.stdout.flush()

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+CHILD_SCRIPT = Path(__file__).resolve().with_name("_child.py")
 REFERENCE = ("fixed", "cpu")
 GENERATED = "no fixed.py stored: verified the codemod's output"
 DEVICE_LABELS = {"cpu": "cpu", "simulated": "sim", "cuda": "cuda"}
@@ -213,7 +213,6 @@ def real_cuda_available() -> bool:
 
 def _child_environment(device: str) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
     env.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS
     env.setdefault("PYTHONHASHSEED", "0")
     if device == "cpu":
@@ -235,7 +234,7 @@ def run_program(case: Case, program: str, device: str, timeout: float) -> Progra
     with tempfile.TemporaryDirectory(prefix="torchdevice-verify-") as scratch:
         out, report = Path(scratch) / "outputs.pt", Path(scratch) / "report.json"
         command = [
-            sys.executable, "-m", "torchdevice_lint.verify._child",
+            sys.executable, str(CHILD_SCRIPT),
             "--device", device, "--file", str(path), "--entry", case.entry,
             "--out", str(out), "--report", str(report),
         ]
