@@ -27,19 +27,31 @@ class Fix:
 
 @dataclass(frozen=True)
 class Finding:
-    """One problem at one place: what the CLI prints and the flake8 plugin yields."""
+    """One problem at one place: what the CLI prints and the flake8 plugin yields.
 
+    Returned by `torchdevice_lint.lint_source`. Positions follow flake8 and LibCST: ``line``
+    and ``end_line`` are 1-based, ``column`` and ``end_column`` 0-based character offsets
+    (the CLI prints ``column + 1``, as flake8 does). ``end_*`` is just past the expression.
+    """
+
+    #: The rule code, e.g. ``"TDL001"``.
     code: str
+    #: One line saying what is wrong and what to use instead.
     message: str
     #: 1-based line and 0-based column of the start of the offending expression.
     line: int
     column: int
+    #: 1-based line and 0-based column just past its end.
     end_line: int
     end_column: int
+    #: `Safety.SAFE` (``--fix`` applies it), `Safety.UNSAFE` (``--unsafe-fixes``), None: no fix.
     fix_safety: Optional[Safety] = None
+    #: In a notebook, the 1-based cell (``line`` then counts from the cell's first line).
+    cell: Optional[int] = None
 
     @property
     def fixable(self) -> bool:
+        """True when a fix exists, safe or unsafe."""
         return self.fix_safety is not None
 
 

@@ -13,6 +13,7 @@ from typing import Optional
 from torchdevice_lint.engine import Linter, SourceError
 from torchdevice_lint.files import STDIN
 from torchdevice_lint.findings import Finding
+from torchdevice_lint.notebook import fix_notebook, is_notebook, lint_notebook
 
 
 @dataclass
@@ -31,8 +32,11 @@ class FileResult:
         return self.fixed is not None and self.fixed != self.original
 
 
-def process_file(path: str, linter: Linter, fix: bool, unsafe: bool) -> FileResult:
-    """Read, then lint (or fix in memory) one file; never raises for bad input."""
+def process_file(path: str, linter: Linter, fix: bool, unsafe: bool, name: Optional[str] = None) -> FileResult:
+    """Read, then lint (or fix in memory) one file; never raises for bad input.
+
+    A path (or, for stdin, a ``name``) ending in ``.ipynb`` is checked as a Jupyter notebook.
+    """
     result = FileResult(path)
     try:
         result.original = sys.stdin.buffer.read() if path == STDIN else Path(path).read_bytes()
@@ -40,7 +44,13 @@ def process_file(path: str, linter: Linter, fix: bool, unsafe: bool) -> FileResu
         result.error = error.strerror or str(error)
         return result
     try:
-        if fix:
+        if is_notebook(name or path):
+            if fix:
+                fixed = fix_notebook(result.original, linter, unsafe=unsafe)
+                result.fixed, result.findings, result.applied = fixed.data, fixed.remaining, fixed.applied
+            else:
+                result.findings = lint_notebook(result.original, linter)
+        elif fix:
             outcome = linter.fix(result.original, unsafe=unsafe)
             assert isinstance(outcome.source, bytes)
             result.fixed, result.findings, result.applied = outcome.source, outcome.remaining, outcome.applied

@@ -1,0 +1,432 @@
+"""Jupyter notebooks: lint and fix the code cells of an ``.ipynb`` file.
+
+The code cells are analysed together, as the kernel runs them top to bottom, so an
+``import torch`` or a ``device`` bound in one cell is known in the next. Findings name the
+cell (1-based, counting every cell as Jupyter shows them) and the line within it.
+
+* IPython syntax is masked before parsing and restored untouched afterwards: lines starting
+  with ``%`` (line magics), ``!`` (shell escapes) or ``?`` / ending with ``?`` (help), and
+  ``x = !cmd`` / ``x = %magic`` assignments. A cell whose first line is a ``%%`` cell magic
+  is skipped whole: its body may not be Python at all.
+* Markdown and raw cells, outputs, metadata, key order, indentation, escaping and the final
+  newline are kept byte for byte: only the ``source`` values of the cells a fix changed are
+  rewritten, in the layout the file already uses.
+* When a fix needs a new module-level ``device`` binding, it is inserted at the top of the
+  first cell that needs it (after that cell's own imports), not in an earlier set-up cell:
+  a fix then only touches cells holding a finding, the cell still runs on its own after the
+  cells above it, and a reviewer sees the binding next to its use.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from json.decoder import scanstring
+from typing import TYPE_CHECKING, Optional
+
+from torchdevice_lint.engine import SourceError, parse
+from torchdevice_lint.findings import Finding
+
+if TYPE_CHECKING:
+    from torchdevice_lint.engine import Linter
+
+#: A line that starts each cell in the combined program; an import, so that a new device
+#: binding is always inserted after it, inside the cell that needs it.
+_MARKER = "import _tdl_cell_{index}\n"
+_MARKER_LINE = re.compile(r"import _tdl_cell_(\d+)\r?\n?")
+_MASK = "pass  # _tdl_masked_{index}"
+_MASKED_LINE = re.compile(r"[ \t]*pass  # _tdl_masked_(\d+)(\r?\n)?")
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_SHELL_ASSIGNMENT = re.compile(r"[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*[!%]")
+
+
+class NotebookError(SourceError):
+    """A notebook that cannot be read as nbformat 4 JSON, or a cell that does not parse."""
+
+
+@dataclass
+class Cell:
+    #: 1-based position among all the notebook's cells.
+    index: int
+    source: str
+    #: Where the ``source`` value lies in the document text, and how it is written.
+    start: int
+    end: int
+    #: Offsets of the strings of a list-valued source (one for a string-valued one).
+    items: list[int] = field(default_factory=list)
+    is_list: bool = True
+    #: A ``%%`` cell magic: not Python, never linted.
+    skipped: bool = False
+
+
+@dataclass
+class Notebook:
+    text: str
+    #: The code cells, in order.
+    cells: list[Cell]
+    #: False for notebooks whose kernel language is not Python (nothing is checked).
+    is_python: bool = True
+    prefix: bytes = b""
+
+    @classmethod
+    def parse(cls, data: bytes) -> "Notebook":
+        prefix = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+        try:
+            text = data[len(prefix) :].decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise NotebookError(f"notebook is not UTF-8: {error}") from None
+        try:
+            return _scan(text, prefix)
+        except (ValueError, IndexError, KeyError, TypeError, AttributeError) as error:
+            message = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise NotebookError(f"not a valid notebook (JSON): {message}") from None
+
+    def cell(self, index: int) -> Optional[Cell]:
+        return next((cell for cell in self.cells if cell.index == index), None)
+
+    def line_of(self, cell_index: int, line: int) -> tuple[str, int]:
+        """The text of a cell's 1-based line, and the line of the ``.ipynb`` file it is written on."""
+        cell = self.cell(cell_index)
+        if cell is None:
+            return "", 1
+        lines = cell.source.splitlines()
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        if cell.is_list and cell.items:
+            offset = cell.items[min(line, len(cell.items)) - 1]
+        else:
+            offset = cell.items[0] if cell.items else cell.start
+        return text, self.text.count("\n", 0, offset) + 1
+
+    # ----------------------------------------------------------------- write
+    def with_sources(self, sources: dict[int, str]) -> bytes:
+        """The document with the given cells' sources replaced and every other byte kept."""
+        text = self.text
+        ensure_ascii = text.isascii() and "\\u" in text
+        for cell in sorted(self.cells, key=lambda c: c.start, reverse=True):
+            new = sources.get(cell.index)
+            if new is None or new == cell.source:
+                continue
+            text = text[: cell.start] + self._render(cell, new, ensure_ascii) + text[cell.end :]
+        return self.prefix + text.encode("utf-8")
+
+    def _render(self, cell: Cell, source: str, ensure_ascii: bool) -> str:
+        def dump(value: str) -> str:
+            return json.dumps(value, ensure_ascii=ensure_ascii)
+
+        if not cell.is_list:
+            return dump(source)
+        lines = source.splitlines(keepends=True)
+        original = self.text
+        if not cell.items:
+            return json.dumps(lines, ensure_ascii=ensure_ascii)
+        first_end = _value_end(original, cell.items[0])
+        opening = original[cell.start + 1 : cell.items[0]]
+        last_end = _value_end(original, cell.items[-1])
+        closing = original[last_end : cell.end - 1]
+        if len(cell.items) > 1:
+            separator = original[first_end : cell.items[1]]
+        else:
+            separator = "," + (opening if "\n" in opening else " ")
+        return "[" + opening + separator.join(dump(line) for line in lines) + closing + "]"
+
+
+# ------------------------------------------------------------------ JSON scan
+def _skip(text: str, index: int) -> int:
+    return _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _value_end(text: str, index: int) -> int:
+    return _DECODER.raw_decode(text, index)[1]
+
+
+def _members(text: str, index: int):
+    """(key, value start, value end) of the JSON object at ``index``."""
+    if text[index] != "{":
+        raise ValueError(f"expected an object at offset {index}")
+    index = _skip(text, index + 1)
+    if text[index] == "}":
+        return
+    while True:
+        if text[index] != '"':
+            raise ValueError(f"expected a key at offset {index}")
+        key, index = scanstring(text, index + 1)
+        index = _skip(text, index)
+        if text[index] != ":":
+            raise ValueError(f"expected ':' at offset {index}")
+        start = _skip(text, index + 1)
+        end = _value_end(text, start)
+        yield key, start, end
+        index = _skip(text, end)
+        if text[index] == ",":
+            index = _skip(text, index + 1)
+        elif text[index] == "}":
+            return
+        else:
+            raise ValueError(f"expected ',' or '}}' at offset {index}")
+
+
+def _items(text: str, index: int) -> list[int]:
+    """Start offsets of the items of the JSON array at ``index``."""
+    if text[index] != "[":
+        raise ValueError(f"expected an array at offset {index}")
+    starts: list[int] = []
+    index = _skip(text, index + 1)
+    if text[index] == "]":
+        return starts
+    while True:
+        starts.append(index)
+        index = _skip(text, _value_end(text, index))
+        if text[index] == ",":
+            index = _skip(text, index + 1)
+        elif text[index] == "]":
+            return starts
+        else:
+            raise ValueError(f"expected ',' or ']' at offset {index}")
+
+
+def _scan(text: str, prefix: bytes) -> Notebook:
+    start = _skip(text, 0)
+    cells: list[Cell] = []
+    is_python = True
+    for key, value_start, value_end in _members(text, start):
+        if key == "metadata":
+            metadata = json.loads(text[value_start:value_end])
+            language = (metadata.get("kernelspec") or {}).get("language") or (
+                metadata.get("language_info") or {}
+            ).get("name")
+            is_python = language is None or str(language).lower() in ("python", "python3")
+        elif key == "cells":
+            for position, cell_start in enumerate(_items(text, value_start), start=1):
+                cell = _scan_cell(text, cell_start, position)
+                if cell is not None:
+                    cells.append(cell)
+    return Notebook(text, cells, is_python, prefix)
+
+
+def _scan_cell(text: str, index: int, position: int) -> Optional[Cell]:
+    cell_type = None
+    source: Optional[tuple[int, int]] = None
+    for key, value_start, value_end in _members(text, index):
+        if key == "cell_type":
+            cell_type = json.loads(text[value_start:value_end])
+        elif key == "source":
+            source = (value_start, value_end)
+    if cell_type != "code" or source is None:
+        return None
+    value = json.loads(text[source[0] : source[1]])
+    if isinstance(value, list):
+        joined = "".join(value)
+        items = _items(text, source[0])
+        is_list = True
+    else:
+        joined, items, is_list = str(value), [source[0]], False
+    skipped = joined.lstrip().startswith("%%")
+    return Cell(position, joined, source[0], source[1], items, is_list, skipped)
+
+
+# -------------------------------------------------------------- the program
+@dataclass
+class Program:
+    """The code cells joined into one module, with IPython syntax masked."""
+
+    source: str
+    #: cell index -> (first line in the program, number of lines)
+    cells: dict[int, tuple[int, int]]
+    #: masked id -> the original line (without its newline)
+    masked: dict[int, str]
+
+
+def build_program(notebook: Notebook) -> Program:
+    parts: list[str] = []
+    cells: dict[int, tuple[int, int]] = {}
+    masked: dict[int, str] = {}
+    line = 1
+    for cell in notebook.cells:
+        if cell.skipped:
+            continue
+        parts.append(_MARKER.format(index=cell.index))
+        line += 1
+        text = mask(cell.source, masked)
+        if text and not text.endswith(("\n", "\r")):
+            text += "\n"
+        count = len(text.splitlines())
+        cells[cell.index] = (line, count)
+        parts.append(text)
+        line += count
+    return Program("".join(parts), cells, masked)
+
+
+def mask(source: str, masked: dict[int, str]) -> str:
+    """Replace each IPython-only line by a numbered ``pass`` placeholder (indentation kept)."""
+    lines = source.splitlines(keepends=True)
+    in_string = _lines_inside_strings(source)
+    out: list[str] = []
+    continuing = False
+    for number, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        stripped = body.strip()
+        if continuing or (number not in in_string and _is_ipython(stripped, body)):
+            index = len(masked)
+            masked[index] = body
+            indent = body[: len(body) - len(body.lstrip())]
+            out.append(indent + _MASK.format(index=index) + line[len(body) :])
+            continuing = body.endswith("\\")
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+def _is_ipython(stripped: str, body: str) -> bool:
+    if stripped.startswith(("%", "!", "?")):
+        return True
+    if stripped.endswith("?") and "#" not in stripped:
+        return True
+    return _SHELL_ASSIGNMENT.match(body) is not None
+
+
+def _lines_inside_strings(source: str) -> set[int]:
+    """Indices of lines that begin inside a triple-quoted string (never masked)."""
+    inside: set[int] = set()
+    quote: Optional[str] = None
+    line = 0
+    index = 0
+    length = len(source)
+    while index < length:
+        char = source[index]
+        if char == "\n":
+            line += 1
+            if quote is not None and len(quote) == 3:
+                inside.add(line)
+            elif quote is not None:  # an unterminated one-line string ends at the line end
+                quote = None
+            index += 1
+            continue
+        if quote is None:
+            if char == "#":
+                newline = source.find("\n", index)
+                index = length if newline < 0 else newline
+                continue
+            if char in "\"'":
+                quote = source[index : index + 3] if source[index : index + 3] == char * 3 else char
+                index += len(quote)
+                continue
+        else:
+            if char == "\\":
+                index += 2
+                continue
+            if source.startswith(quote, index):
+                index += len(quote)
+                quote = None
+                continue
+        index += 1
+    return inside
+
+
+def split_program(program_source: str, masked: dict[int, str]) -> tuple[dict[int, str], dict[int, int]]:
+    """Cell sources (masks restored) from a program, and the first program line of each cell."""
+    sources: dict[int, list[str]] = {}
+    starts: dict[int, int] = {}
+    current: Optional[int] = None
+    preamble: list[str] = []
+    for number, line in enumerate(program_source.splitlines(keepends=True), start=1):
+        marker = _MARKER_LINE.fullmatch(line)
+        if marker is not None:
+            current = int(marker.group(1))
+            sources[current] = []
+            starts[current] = number + 1
+            continue
+        placeholder = _MASKED_LINE.fullmatch(line)
+        if placeholder is not None:
+            line = masked[int(placeholder.group(1))] + (placeholder.group(2) or "")
+        (sources[current] if current is not None else preamble).append(line)
+    if preamble and sources:  # never expected: the binding goes after a marker
+        first = min(sources)
+        sources[first][:0] = preamble
+    return {index: "".join(lines) for index, lines in sources.items()}, starts
+
+
+def _locate(findings: list[Finding], starts: dict[int, int]) -> list[Finding]:
+    """Program findings as cell findings (``cell`` set, ``line`` relative to the cell)."""
+    ordered = sorted(starts.items(), key=lambda item: item[1])
+    located = []
+    for finding in findings:
+        cell, first = None, 1
+        for index, start in ordered:
+            if start <= finding.line:
+                cell, first = index, start
+        if cell is None:
+            continue
+        offset = first - 1
+        located.append(
+            replace(finding, cell=cell, line=finding.line - offset, end_line=finding.end_line - offset)
+        )
+    return sorted(located, key=lambda f: (f.cell, f.line, f.column, f.code))
+
+
+# ------------------------------------------------------------------ checks
+def _cell_error(notebook: Notebook, error: SourceError) -> NotebookError:
+    """Name the first cell that does not parse on its own (else the notebook as a whole)."""
+    for cell in notebook.cells:
+        if cell.skipped:
+            continue
+        try:
+            parse(mask(cell.source, {}))
+        except SourceError as cell_error:
+            return NotebookError(f"cell {cell.index}: {cell_error}")
+    return NotebookError(str(error))
+
+
+def lint_notebook(data: bytes, linter: "Linter") -> list[Finding]:
+    """The findings of a notebook's code cells, each naming its cell."""
+    notebook = Notebook.parse(data)
+    if not notebook.is_python or not notebook.cells:
+        return []
+    program = build_program(notebook)
+    try:
+        findings = linter.lint(program.source)
+    except SourceError as error:
+        raise _cell_error(notebook, error) from None
+    return _locate(findings, {index: start for index, (start, _) in program.cells.items()})
+
+
+@dataclass
+class NotebookFix:
+    data: bytes
+    remaining: list[Finding]
+    applied: int
+
+
+def fix_notebook(data: bytes, linter: "Linter", unsafe: bool = False) -> NotebookFix:
+    """The notebook with fixes applied to its code cells; everything else kept byte for byte."""
+    notebook = Notebook.parse(data)
+    if not notebook.is_python or not notebook.cells:
+        return NotebookFix(data, [], 0)
+    program = build_program(notebook)
+    try:
+        outcome = linter.fix(program.source, unsafe=unsafe)
+    except SourceError as error:
+        raise _cell_error(notebook, error) from None
+    assert isinstance(outcome.source, str)
+    fixed_sources, starts = split_program(outcome.source, program.masked)
+    remaining = _locate(outcome.remaining, starts)
+    if not outcome.applied:
+        return NotebookFix(data, remaining, 0)
+    sources: dict[int, str] = {}
+    for cell in notebook.cells:
+        new = fixed_sources.get(cell.index)
+        if new is None:
+            continue
+        if not cell.source.endswith(("\n", "\r")) and new.endswith("\n"):
+            new = new[:-1]
+            if new.endswith("\r"):
+                new = new[:-1]
+        sources[cell.index] = new
+    return NotebookFix(notebook.with_sources(sources), remaining, outcome.applied)
+
+
+def is_notebook(path: str) -> bool:
+    return path.endswith(".ipynb")
