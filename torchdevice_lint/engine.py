@@ -8,14 +8,15 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence, Union
+from typing import Callable, Iterator, Optional, Sequence, Union
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst._nodes.internal import CodegenState
 
 from torchdevice_lint.analysis import FileAnalysis
-from torchdevice_lint.analysis.tree import iter_child_nodes, walk
+from torchdevice_lint.analysis.tree import _child_fields, walk
 from torchdevice_lint.findings import Finding, Fix, Report, Safety
 from torchdevice_lint.rule import Rule, RuleContext
 from torchdevice_lint.rules import ALL_RULES
@@ -115,6 +116,8 @@ class Linter:
             module = self._apply(module, chosen)
             applied += len(chosen)
         remaining = self._findings(module, self._run_rules(module)) if applied else self._findings(module, reports)
+        if not applied:  # LibCST round-trips exactly: skip the code generation
+            return FixResult(source, [f for f in remaining if f is not None], 0)
         output: Source = module.bytes if isinstance(source, bytes) else module.code
         return FixResult(output, [f for f in remaining if f is not None], applied)
 
@@ -140,22 +143,22 @@ class Linter:
         """Positions for each report (None where a noqa comment suppresses it)."""
         if not reports:
             return []
-        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-        noqa_text = _NoqaText(module.code)
+        code, positions = _positions(module, [report.node for report in reports])
+        noqa_text = _NoqaText(code)
         findings: list[Optional[Finding]] = []
         for report in reports:
-            where = positions[report.node]
-            if self.noqa and _suppressed(report.code, noqa_text.for_line(where.start.line)):
+            (line, column), (end_line, end_column) = positions[id(report.node)]
+            if self.noqa and _suppressed(report.code, noqa_text.for_line(line)):
                 findings.append(None)
                 continue
             findings.append(
                 Finding(
                     code=report.code,
                     message=report.message,
-                    line=where.start.line,
-                    column=where.start.column,
-                    end_line=where.end.line,
-                    end_column=where.end.column,
+                    line=line,
+                    column=column,
+                    end_line=end_line,
+                    end_column=end_column,
                     fix_safety=report.fix.safety if report.fix is not None else None,
                 )
             )
@@ -198,18 +201,129 @@ def _non_overlapping(reports: list[Report]) -> list[Report]:
 
 
 def _walk_with_ancestors(module: cst.Module, ancestors: list, handlers: dict) -> None:
-    """Depth-first walk calling each node's handlers while ``ancestors`` holds its path."""
-    stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+    """Depth-first walk calling each node's handlers while ``ancestors`` holds its path.
+
+    The hottest loop of a run: it visits every node of every file, so it reads the node
+    fields itself (the children `analysis.tree.iter_child_nodes` yields, in the same order)
+    and avoids ``isinstance`` on LibCST's abstract base classes, which is slow.
+    """
+    leave = _LEAVE
+    stack: list = [module]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    get_handlers = handlers.get
+    is_node = _IS_NODE_TYPE
     while stack:
-        node, leaving = stack.pop()
-        if leaving:
+        node = pop()
+        if node is leave:
             ancestors.pop()
             continue
-        for handler in handlers.get(type(node), ()):
+        node_type = type(node)
+        for handler in get_handlers(node_type, ()):
             handler(node)
         ancestors.append(node)
-        stack.append((node, True))
-        stack.extend((child, False) for child in reversed(list(iter_child_nodes(node))))
+        push(leave)
+        children = []
+        for name in _child_fields(node_type):
+            value = getattr(node, name)
+            value_type = type(value)
+            if value_type is tuple or value_type is list:
+                for item in value:
+                    item_type = type(item)
+                    flag = is_node.get(item_type)
+                    if flag is None:
+                        flag = is_node[item_type] = issubclass(item_type, cst.CSTNode)
+                    if flag:
+                        children.append(item)
+            else:
+                flag = is_node.get(value_type)
+                if flag is None:
+                    flag = is_node[value_type] = issubclass(value_type, cst.CSTNode)
+                if flag:
+                    children.append(value)
+        if children:
+            children.reverse()
+            extend(children)
+
+
+_LEAVE = object()
+_IS_NODE_TYPE: dict[type, bool] = {}
+
+
+#: Line breaks as LibCST counts them for positions (``str.splitlines`` also splits at form feeds).
+_NEWLINE = re.compile(r"\r\n?|\n")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
+
+
+class _SpanState(CodegenState):
+    """Code generation that notes which generated tokens each node spans.
+
+    It records the same syntactic extents as LibCST's ``PositionProvider`` (which this replaces)
+    but as token indices, without turning every token into a line and column: only the nodes a
+    finding needs are converted, and only files with findings pay for this at all.
+    """
+
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.spans: dict[int, tuple[int, int]] = {}
+        self._starts: list[int] = []
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self._starts.append(len(self.tokens))
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        start = self._starts.pop()
+        self.spans.setdefault(id(node), (start, len(self.tokens)))
+
+    @contextmanager
+    def record_syntactic_position(
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: Optional[cst.CSTNode] = None,
+        end_node: Optional[cst.CSTNode] = None,
+    ) -> Iterator[None]:
+        start = len(self.tokens)
+        try:
+            yield
+        finally:
+            end = len(self.tokens)
+            if start_node is not None:
+                start = self.spans[id(start_node)][0]
+            if end_node is not None:
+                end = self.spans[id(end_node)][1]
+            self.spans[id(node)] = (start, end)
+
+
+Position = tuple[int, int]
+
+
+def _positions(module: cst.Module, nodes: Sequence[cst.CSTNode]) -> tuple[str, dict[int, tuple[Position, Position]]]:
+    """The module's code and, by node id, each node's (line, column) start and end.
+
+    Lines are 1-based and columns 0-based, exactly as LibCST's ``PositionProvider`` gives them.
+    """
+    state = _SpanState(module)
+    module._codegen(state)
+    tokens = state.tokens
+    spans = {id(node): state.spans[id(node)] for node in nodes}
+    wanted = sorted({index for span in spans.values() for index in span})
+    at: dict[int, Position] = {}
+    line, column, next_wanted = 1, 0, 0
+    for index, token in enumerate(tokens):
+        while next_wanted < len(wanted) and wanted[next_wanted] == index:
+            at[index] = (line, column)
+            next_wanted += 1
+        if next_wanted == len(wanted):
+            break
+        if "\n" in token or "\r" in token:
+            segments = _NEWLINE.split(token)
+            line += len(segments) - 1
+            column = len(segments[-1])
+        else:
+            column += len(token)
+    for index in wanted[next_wanted:]:
+        at[index] = (line, column)
+    return "".join(tokens), {key: (at[start], at[end]) for key, (start, end) in spans.items()}
 
 
 class _NoqaText:
@@ -223,7 +337,7 @@ class _NoqaText:
     """
 
     def __init__(self, code: str) -> None:
-        self.lines = code.splitlines(keepends=True)
+        self.lines = _LINE.findall(code)
         self._ranges: Optional[dict[int, tuple[int, int]]] = None
 
     def for_line(self, line: int) -> list[str]:
