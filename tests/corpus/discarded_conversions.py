@@ -1,0 +1,109 @@
+"""Conversion statements whose result is thrown away, next to receivers that convert in place."""
+
+import numpy as np
+import torch
+import torchvision
+from torch import nn
+from torch.utils.data import DataLoader
+
+
+class Normalizer(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(dim))  # ok: TDL003
+        self.register_buffer("std", torch.ones(dim))  # ok: TDL003
+        self.scale = nn.Parameter(torch.ones(dim))  # ok: TDL003
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        self.mean.to(x.device)  # expect: TDL004
+        return self.proj((x - self.mean) / self.std) * self.scale
+
+    def to_half(self):
+        self.scale.half()  # expect: TDL004
+        self.proj.half()  # ok: TDL004
+        self.half()  # ok: TDL004
+
+    def move(self, device):
+        self.to(device)  # ok: TDL004
+        self.proj.to(device)  # ok: TDL004
+
+
+def prepare(x: torch.Tensor, device):
+    x.to(device)  # expect: TDL004
+    return x
+
+
+def as_float(x: torch.Tensor):
+    x.float()  # expect: TDL004
+    return x
+
+
+def load_features(path, device):
+    arr = np.load(path)
+    feats = torch.from_numpy(arr)
+    feats.double()  # expect: TDL004
+    feats = feats.to(device)  # ok: TDL004
+    return feats
+
+
+def to_half_precision(batch: torch.Tensor):
+    batch.to(dtype=torch.float16)  # expect: TDL004
+    batch.type(torch.float16)  # expect: TDL004
+    return batch
+
+
+def log_predictions(model: nn.Module, x):
+    out = model(x)
+    out.detach().cpu()  # expect: TDL004  detach() only exists on tensors
+    return out
+
+
+def move_optimizer_state(optimizer, device):
+    for state in optimizer.state.values():
+        for k, v in state.items():
+            if torch.is_tensor(v):
+                state[k] = v.to(device)  # ok: TDL004
+
+
+class Buffer:
+    def __init__(self, cap, dim):
+        self.data = torch.zeros(cap, dim)  # ok: TDL003
+
+    def to(self, device):
+        self.data = self.data.to(device)
+        return self
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+dataset = torch.utils.data.TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,)))  # ok: TDL003
+
+for inputs, labels in DataLoader(dataset, batch_size=8):
+    inputs.cuda()  # expect: TDL004
+    labels.cuda(non_blocking=True)  # expect: TDL004
+
+replay = Buffer(1000, 4)
+replay.to(device)  # ok: TDL004
+layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+for layer in layers:
+    layer.to(device)  # ok: TDL004
+layers.to(device)  # ok: TDL004
+crit = nn.MSELoss()
+crit.cuda()  # ok: TDL004
+encoder = torchvision.models.resnet18()
+encoder.to(device)  # ok: TDL004
+encoder.type(torch.float16)  # ok: TDL004
+norm = Normalizer(4)
+norm.to(device)  # ok: TDL004
+norm.double()  # ok: TDL004
+norm.bfloat16()  # ok: TDL004
+thing = torch.hub.load("owner/repo", "model")
+thing.to(device)  # ok: TDL004
+x = torch.zeros(3)
+x = x.to(device)  # ok: TDL004
+x.float().div_(255)  # ok: TDL004  may convert in place when x is already float
+x.to(device).add_(1)  # ok: TDL004
+w = torch.ones(4, 4)
+w.type(torch.FloatTensor)  # expect: TDL004
+w.double()  # expect: TDL004
+print(w.type())
