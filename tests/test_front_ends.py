@@ -20,7 +20,7 @@ def run(*command, cwd=None, env=None):
 
 def test_flake8_and_cli_report_the_same_findings_on_the_fixtures():
     flake8 = run(sys.executable, "-m", "flake8", "--select", "TDL", str(FIXTURES))
-    cli = run(sys.executable, "-m", "torchdevice_lint.cli", str(FIXTURES))
+    cli = run(sys.executable, "-m", "torchdevice_lint.cli", "--output-format", "concise", str(FIXTURES))
     assert flake8.returncode == 1 and cli.returncode == 1, flake8.stderr + cli.stderr
     flake8_lines = sorted(flake8.stdout.splitlines())
     cli_lines = sorted(CLI_MARKER.sub("", line) for line in cli.stdout.splitlines())

@@ -3,55 +3,101 @@
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
-from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Optional, Sequence, TextIO
 
 from torchdevice_lint import __version__
+from torchdevice_lint.config import (
+    DEVICE_STYLES,
+    Config,
+    ConfigError,
+    check_codes,
+    check_device_name,
+    resolve_config,
+)
 from torchdevice_lint.engine import Linter, Settings
 from torchdevice_lint.files import STDIN, MissingPath, iter_python_files
-from torchdevice_lint.output.text import format_finding, unified_diff
+from torchdevice_lint.notebook import Notebook, NotebookError, is_notebook
+from torchdevice_lint.output import FORMATS, Entry, write_entries
+from torchdevice_lint.output.text import format_statistics, statistics, unified_diff
+from torchdevice_lint.progress import Progress, Summary, bar_wanted
 from torchdevice_lint.rules import ALL_RULES
-from torchdevice_lint.runner import process_file, write_atomically
+from torchdevice_lint.runner import FileResult, process_file, write_atomically
 
-@dataclass
-class RunSummary:
-    findings: int = 0
-    changed_files: int = 0
-    fixed: int = 0
-    errors: int = 0
-    by_code: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def exit_code(self) -> int:
-        if self.errors:
-            return 2
-        return 1 if self.findings or self.changed_files else 0
+#: Kept for callers of the earlier API: what a run did.
+RunSummary = Summary
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="torchdevice-fix",
-        description="Find and fix PyTorch device handling that breaks on other machines.",
+        description="Find and fix PyTorch device handling that breaks on other machines. "
+        "Settings come from [tool.torchdevice-lint] in the nearest pyproject.toml; flags override them.",
     )
-    parser.add_argument("paths", nargs="*", help="files or folders to check; '-' reads stdin")
+    parser.add_argument("paths", nargs="*", help="files or folders to check (.py and .ipynb); '-' reads stdin")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     mode.add_argument("--fix", action="store_true", help="apply safe fixes to the files")
     parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
-    parser.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable (TDL, TDL00)")
-    parser.add_argument("--ignore", type=_codes, default=(), help="comma-separated codes or prefixes to disable")
-    parser.add_argument("--preview", action="store_true", help="enable rules that are still in preview")
-    parser.add_argument("--device-style", choices=("cuda", "accelerator"), default="cuda",
-                        help="idiom a fix uses when it must bind a device (default: cuda)")
-    parser.add_argument("--stdin-filename", default=STDIN, help="name to report for '-'")
+
+    rules = parser.add_argument_group("rules")
+    rules.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable (TDL, TDL00)")
+    rules.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to disable")
+    rules.add_argument("--preview", action=argparse.BooleanOptionalAction, default=None,
+                       help="enable rules that are still in preview")
+    rules.add_argument("--device-style", choices=DEVICE_STYLES, default=None,
+                       help="idiom a fix uses when it must bind a device (default: cuda)")
+    rules.add_argument("--device-name", type=_identifier, default=None,
+                       help="name of the device variable a fix binds (default: device)")
+
+    files = parser.add_argument_group("files and configuration")
+    files.add_argument("--config", metavar="PATH", help="use this pyproject.toml instead of the nearest one")
+    files.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    files.add_argument("--exclude", type=_patterns, default=None,
+                       help="comma-separated gitignore-style patterns to skip (replaces the default list)")
+    files.add_argument("--extend-exclude", type=_patterns, default=None,
+                       help="comma-separated patterns to skip in addition to 'exclude'")
+    files.add_argument("--respect-gitignore", action=argparse.BooleanOptionalAction, default=None,
+                       help="skip what .gitignore files ignore (default: on)")
+    files.add_argument("--stdin-filename", default=STDIN, help="name to report for '-' (a .ipynb name reads a notebook)")
+
+    output = parser.add_argument_group("output")
+    output.add_argument("--output-format", choices=FORMATS, default="full",
+                        help="full (default: source line and caret), concise (flake8's line), json, sarif, github")
+    output.add_argument("--statistics", action="store_true", help="print the number of findings per rule instead")
+    output.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                        help="colour diffs and text output (auto: when stdout is a terminal and NO_COLOR is unset)")
+    output.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
     parser.add_argument("--explain", metavar="CODE", help="print a rule's documentation and exit")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
 
 def _codes(text: str) -> tuple[str, ...]:
-    return tuple(code.strip().upper() for code in text.split(",") if code.strip())
+    codes = tuple(code.strip().upper() for code in text.split(",") if code.strip())
+    try:
+        return check_codes(list(codes), "codes")
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error).split(": ", 1)[1]) from None
+
+
+def _patterns(text: str) -> tuple[str, ...]:
+    return tuple(pattern.strip() for pattern in text.split(",") if pattern.strip())
+
+
+def _identifier(text: str) -> str:
+    try:
+        return check_device_name(text, "device name")
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error).split(": ", 1)[1]) from None
+
+
+def exit_code(summary: Summary) -> int:
+    if summary.errors:
+        return 2
+    return 1 if summary.findings or summary.changed_files else 0
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -62,17 +108,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         build_parser().print_usage(sys.stderr)
         print("torchdevice-fix: error: give at least one path, or '-' for stdin", file=sys.stderr)
         return 2
-    settings = Settings(select=args.select, ignore=args.ignore, preview=args.preview, device_style=args.device_style)
-    linter = Linter(settings)
-    summary = RunSummary()
-    for path in iter_python_files(args.paths):
-        if isinstance(path, MissingPath):
-            report_error(str(path), "no such file or directory", summary)
-            continue
-        process(path, linter, args, summary)
-    if args.fix and summary.fixed:
-        print(f"Fixed {summary.fixed} finding(s) in {summary.changed_files} file(s).", file=sys.stderr)
-    return summary.exit_code
+    try:
+        config = configure(args)
+    except ConfigError as error:
+        print(f"torchdevice-fix: error: {error}", file=sys.stderr)
+        return 2
+    run = Run(args, config)
+    return run.execute()
+
+
+def configure(args: argparse.Namespace) -> Config:
+    """The file's settings with the command line's on top."""
+    config = resolve_config(args.paths, args.config, args.isolated)
+    config = config.overridden(
+        select=args.select,
+        ignore=args.ignore,
+        preview=args.preview,
+        device_style=args.device_style,
+        device_name=args.device_name,
+        exclude=args.exclude,
+        respect_gitignore=args.respect_gitignore,
+    )
+    if args.extend_exclude:
+        config = config.overridden(extend_exclude=config.extend_exclude + args.extend_exclude)
+    return config
 
 
 def explain(code: str) -> int:
@@ -84,41 +143,146 @@ def explain(code: str) -> int:
     return 2
 
 
-def process(path: str, linter: Linter, args: argparse.Namespace, summary: RunSummary) -> None:
-    shown = args.stdin_filename if path == STDIN else path
-    result = process_file(path, linter, fix=args.fix or args.diff, unsafe=args.unsafe_fixes)
-    if result.error is not None:
-        report_error(shown, result.error, summary)
-        if path == STDIN and args.fix:
-            sys.stdout.buffer.write(result.original)
-        return
-    if args.diff:
-        if result.changed:
-            summary.changed_files += 1
-            sys.stdout.write(unified_diff(shown, result.original, result.fixed))
-        return
-    if args.fix:
-        if path == STDIN:
-            sys.stdout.buffer.write(result.fixed)
-        elif result.changed:
-            try:
-                write_atomically(path, result.fixed)
-            except OSError as error:
-                report_error(shown, f"cannot write: {error.strerror or error}", summary)
-                return
-        if result.changed:
-            summary.changed_files += 1
-            summary.fixed += result.applied
-    stream = sys.stderr if (args.fix and path == STDIN) else sys.stdout
-    for finding in sorted(result.findings, key=lambda f: (f.line, f.column, f.code)):
-        summary.findings += 1
-        summary.by_code[finding.code] = summary.by_code.get(finding.code, 0) + 1
-        print(format_finding(shown, finding), file=stream)
+def color_wanted(choice: str, stream: TextIO) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
-def report_error(path: str, message: str, summary: RunSummary) -> None:
-    summary.errors += 1
-    print(f"{path}: error: {message}", file=sys.stderr)
+class Run:
+    """One invocation: files in, findings, diffs or rewrites out, a summary on stderr."""
+
+    def __init__(self, args: argparse.Namespace, config: Config) -> None:
+        self.args = args
+        self.config = config
+        self.summary = Summary()
+        self.color = color_wanted(args.color, sys.stdout)
+        self.collected: list[Entry] = []
+        self._linters: dict[Settings, Linter] = {}
+        #: json and sarif are one document; statistics are counted at the end.
+        self.deferred = args.statistics or args.output_format in ("json", "sarif")
+
+    def linter_for(self, shown: str) -> Linter:
+        settings = self.config.settings_for(shown)
+        linter = self._linters.get(settings)
+        if linter is None:
+            linter = self._linters[settings] = Linter(settings)
+        return linter
+
+    def execute(self) -> int:
+        paths = list(iter_python_files(self.args.paths, self.config))
+        self.progress = Progress(len(paths), sys.stderr, enabled=bar_wanted(sys.stderr, self.args.quiet))
+        for path in paths:
+            if isinstance(path, MissingPath):
+                self.report_error(str(path), "no such file or directory")
+            else:
+                self.summary.files += 1
+                self.process(path)
+            self.progress.advance("" if isinstance(path, MissingPath) else path)
+        self.progress.clear()
+        self.finish()
+        return exit_code(self.summary)
+
+    def finish(self) -> None:
+        stream = sys.stderr if (self.args.fix and STDIN in self.args.paths) else sys.stdout
+        if self.args.statistics:
+            stream.write(format_statistics(statistics(self.collected), as_json=self.args.output_format == "json"))
+        elif self.deferred:
+            write_entries(self.collected, self.args.output_format, stream)
+        if not self.args.quiet:
+            mode = "fix" if self.args.fix else "diff" if self.args.diff else "check"
+            print(self.summary.line(self.progress.elapsed(), mode), file=sys.stderr)
+
+    def process(self, path: str) -> None:
+        args = self.args
+        shown = args.stdin_filename if path == STDIN else path
+        result = process_file(path, self.linter_for(shown), fix=args.fix or args.diff, unsafe=args.unsafe_fixes,
+                              name=shown)
+        if result.error is not None:
+            self.report_error(shown, result.error)
+            if path == STDIN and args.fix:
+                sys.stdout.buffer.write(result.original)
+            return
+        if args.diff:
+            if result.changed:
+                self.summary.changed_files += 1
+                self.summary.fixed += result.applied
+                self.progress.clear()
+                sys.stdout.write(diff_text(shown, result, self.color))
+            return
+        if args.fix:
+            if path == STDIN:
+                sys.stdout.buffer.write(result.fixed)
+            elif result.changed:
+                try:
+                    write_atomically(path, result.fixed)
+                except OSError as error:
+                    self.report_error(shown, f"cannot write: {error.strerror or error}")
+                    return
+            if result.changed:
+                self.summary.changed_files += 1
+                self.summary.fixed += result.applied
+        entries = entries_for(shown, result)
+        for entry in entries:
+            self.summary.findings += 1
+            self.summary.by_code[entry.finding.code] += 1
+        if self.deferred:
+            self.collected.extend(entries)
+        elif entries:
+            self.progress.clear()
+            stream = sys.stderr if (args.fix and path == STDIN) else sys.stdout
+            write_entries(entries, args.output_format, stream, color=self.color)
+            stream.flush()
+
+    def report_error(self, path: str, message: str) -> None:
+        self.summary.errors += 1
+        self.progress.clear()
+        print(f"{path}: error: {message}", file=sys.stderr)
+
+
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+
+
+def entries_for(shown: str, result: FileResult) -> list[Entry]:
+    """The findings of one file, sorted, with the source line each one quotes."""
+    findings = sorted(result.findings, key=lambda f: (f.cell or 0, f.line, f.column, f.code))
+    if not findings:
+        return []
+    data = result.fixed if result.fixed is not None else result.original
+    if any(finding.cell is not None for finding in findings):
+        try:
+            notebook = Notebook.parse(data)
+        except NotebookError:
+            return [Entry(shown, finding) for finding in findings]
+        entries = []
+        for finding in findings:
+            text, file_line = notebook.line_of(finding.cell or 0, finding.line)
+            entries.append(Entry(shown, finding, text, file_line))
+        return entries
+    lines = _LINE_BREAK.split(data.decode("utf-8", "replace"))
+    return [
+        Entry(shown, finding, lines[finding.line - 1] if 0 < finding.line <= len(lines) else "")
+        for finding in findings
+    ]
+
+
+def diff_text(shown: str, result: FileResult, color: bool) -> str:
+    assert result.fixed is not None
+    if not is_notebook(shown):
+        return unified_diff(shown, result.original, result.fixed, color)
+    before, after = Notebook.parse(result.original), Notebook.parse(result.fixed)
+    parts = []
+    for cell in before.cells:
+        new = after.cell(cell.index)
+        if new is not None and new.source != cell.source:
+            parts.append(unified_diff(f"{shown}:cell_{cell.index}", _with_newline(cell.source),
+                                      _with_newline(new.source), color))
+    return "".join(parts)
+
+
+def _with_newline(text: str) -> bytes:
+    return (text if text.endswith("\n") or not text else text + "\n").encode("utf-8")
 
 
 if __name__ == "__main__":

@@ -1,17 +1,33 @@
-"""Which files a run covers: named files as given, folders searched for Python files."""
+"""Which files a run covers: named files as given, folders searched for Python files and notebooks.
+
+Folders are walked in a stable order, skipping what ``exclude`` / ``extend-exclude`` name
+(gitignore-style patterns relative to the configuration's folder) and, unless
+``respect-gitignore = false``, what ``.gitignore`` files (and ``.git/info/exclude``) ignore.
+A file named on the command line is checked unless ``exclude`` matches it, as in flake8;
+``.gitignore`` only prunes the folder walk.
+"""
 
 from __future__ import annotations
 
 import os
-from typing import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
-#: Folders never worth descending into (flake8's defaults plus virtual environments).
+import pathspec
+
+if TYPE_CHECKING:
+    from torchdevice_lint.config import Config
+
+#: The default folder exclusions, by name (kept for callers of the earlier API).
 DEFAULT_EXCLUDES = frozenset(
     {
         ".git", ".hg", ".svn", ".bzr", "CVS", "__pycache__", ".tox", ".nox", ".eggs", ".venv", "venv",
         "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache",
     }
 )
+
+#: File name endings a folder walk picks up.
+SOURCE_SUFFIXES = (".py", ".ipynb")
 
 STDIN = "-"
 
@@ -20,20 +36,119 @@ class MissingPath(Exception):
     """A path named on the command line that does not exist."""
 
 
-def iter_python_files(paths: Sequence[str]) -> Iterator[str | MissingPath]:
-    """Each file to check, in a stable order; a `MissingPath` in place of a path that is absent."""
+class PatternSet:
+    """gitignore-style patterns (``build/``, ``*.ipynb``, ``/scripts``, ``!keep.py``) relative to one folder."""
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        self.spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+
+    def matches(self, relative: str, is_dir: bool = False) -> bool:
+        return self.spec.match_file(relative + "/" if is_dir and not relative.endswith("/") else relative)
+
+    def verdict(self, relative: str, is_dir: bool = False) -> Optional[bool]:
+        """True ignored, False re-included by a ``!`` pattern, None not mentioned."""
+        result = self.spec.check_file(relative + "/" if is_dir and not relative.endswith("/") else relative)
+        return result.include
+
+
+class _Walker:
+    def __init__(self, config: Optional["Config"]) -> None:
+        from torchdevice_lint.config import DEFAULT_EXCLUDE, Config
+
+        self.config = config or Config()
+        self.root = Path(self.config.root).resolve()
+        self.exclude = PatternSet(self.config.exclude_patterns if config is not None else DEFAULT_EXCLUDE)
+        self.respect_gitignore = self.config.respect_gitignore
+        #: Folder (absolute) -> its .gitignore patterns, or None where it has none.
+        self._gitignores: dict[Path, Optional[PatternSet]] = {}
+        self._repo_roots: dict[Path, Optional[Path]] = {}
+
+    # ------------------------------------------------------------- exclusion
+    def excluded(self, path: str, is_dir: bool) -> bool:
+        from torchdevice_lint.config import relative_to_root
+
+        relative = relative_to_root(path, self.root)
+        return relative != "." and self.exclude.matches(relative, is_dir)
+
+    def gitignored(self, path: Path, is_dir: bool) -> bool:
+        if not self.respect_gitignore:
+            return False
+        ignored: Optional[bool] = None
+        # Shallowest first, so a deeper .gitignore (or a later pattern) has the last word.
+        for folder in reversed(self._gitignore_folders(path.parent)):
+            patterns = self._gitignore(folder)
+            if patterns is None:
+                continue
+            verdict = patterns.verdict(path.relative_to(folder).as_posix(), is_dir)
+            if verdict is not None:
+                ignored = verdict
+        return bool(ignored)
+
+    def _gitignore_folders(self, folder: Path) -> list[Path]:
+        """``folder`` and its parents up to the repository root (or up to ``folder`` outside a repository)."""
+        repo = self._repo_root(folder)
+        if repo is None:
+            return [folder]
+        folders = [folder]
+        while folders[-1] != repo and folders[-1].parent != folders[-1]:
+            folders.append(folders[-1].parent)
+        return folders
+
+    def _repo_root(self, folder: Path) -> Optional[Path]:
+        if folder not in self._repo_roots:
+            found = None
+            for candidate in (folder, *folder.parents):
+                if (candidate / ".git").exists():
+                    found = candidate
+                    break
+            self._repo_roots[folder] = found
+        return self._repo_roots[folder]
+
+    def _gitignore(self, folder: Path) -> Optional[PatternSet]:
+        if folder not in self._gitignores:
+            lines: list[str] = []
+            sources = [folder / ".gitignore"]
+            if self._repo_root(folder) == folder:
+                sources.append(folder / ".git" / "info" / "exclude")
+            for source in sources:
+                try:
+                    lines.extend(source.read_text(encoding="utf-8", errors="replace").splitlines())
+                except OSError:
+                    continue
+            self._gitignores[folder] = PatternSet(lines) if lines else None
+        return self._gitignores[folder]
+
+    # ------------------------------------------------------------------ walk
+    def walk(self, folder: str) -> Iterator[str]:
+        for root, dirs, files in os.walk(folder):
+            base = Path(root).resolve()
+            dirs[:] = sorted(
+                d
+                for d in dirs
+                if not self.excluded(os.path.join(root, d), True) and not self.gitignored(base / d, True)
+            )
+            for name in sorted(files):
+                if not name.endswith(SOURCE_SUFFIXES):
+                    continue
+                path = os.path.join(root, name)
+                if not self.excluded(path, False) and not self.gitignored(base / name, False):
+                    yield path
+
+
+def iter_python_files(paths: Sequence[str], config: Optional["Config"] = None) -> Iterator[str | MissingPath]:
+    """Each file to check, in a stable order; a `MissingPath` in place of a path that is absent.
+
+    Folders yield their ``.py`` and ``.ipynb`` files; a named file is yielded whatever its suffix.
+    """
+    walker = _Walker(config)
     for path in paths:
-        if path == STDIN or os.path.isfile(path):
+        if path == STDIN:
             yield path
+        elif os.path.isfile(path):
+            if not walker.excluded(path, False):
+                yield path
         elif os.path.isdir(path):
-            yield from _walk_folder(path)
+            if not walker.excluded(path, True):
+                yield from walker.walk(path)
         else:
             yield MissingPath(path)
-
-
-def _walk_folder(folder: str) -> Iterator[str]:
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDES and not d.endswith(".egg-info"))
-        for name in sorted(files):
-            if name.endswith(".py"):
-                yield os.path.join(root, name)

@@ -1,23 +1,149 @@
-"""flake8-style text lines and unified diffs."""
+"""Text output: flake8 lines (``concise``), lines with source and caret (``full``), statistics, diffs."""
 
 from __future__ import annotations
 
 import difflib
+import json
+from collections import Counter
+from typing import TYPE_CHECKING, Iterable
 
 from torchdevice_lint.findings import Finding, Safety
 
+if TYPE_CHECKING:
+    from torchdevice_lint.output import Entry
+
+RESET = "\033[0m"
+BOLD = "\033[1m"
+RED = "\033[31m"
+GREEN = "\033[32m"
+YELLOW = "\033[33m"
+CYAN = "\033[36m"
+DIM = "\033[2m"
+
+
+def _paint(text: str, style: str, color: bool) -> str:
+    return f"{style}{text}{RESET}" if color and text else text
+
 
 def format_finding(path: str, finding: Finding) -> str:
-    """flake8's ``path:line:col: CODE message``, the column 1-based as flake8 prints it."""
-    marker = ""
+    """flake8's ``path:line:col: CODE message``, the column 1-based as flake8 prints it.
+
+    ``[*]`` marks a safe fix and ``[unsafe fix]`` an unsafe one; nothing follows otherwise.
+    """
+    return f"{path}:{finding.line}:{finding.column + 1}: {finding.code} {finding.message}{fix_marker(finding)}"
+
+
+def fix_marker(finding: Finding) -> str:
     if finding.fix_safety is Safety.SAFE:
-        marker = " [*]"
-    elif finding.fix_safety is Safety.UNSAFE:
-        marker = " [unsafe fix]"
-    return f"{path}:{finding.line}:{finding.column + 1}: {finding.code} {finding.message}{marker}"
+        return " [*]"
+    if finding.fix_safety is Safety.UNSAFE:
+        return " [unsafe fix]"
+    return ""
 
 
-def unified_diff(path: str, before: bytes, after: bytes) -> str:
+def fix_note(finding: Finding) -> str:
+    if finding.fix_safety is Safety.SAFE:
+        return "fix available: run with --fix"
+    if finding.fix_safety is Safety.UNSAFE:
+        return "unsafe fix available: run with --fix --unsafe-fixes (review the change)"
+    return "no automatic fix"
+
+
+def format_full(entry: "Entry", color: bool = False) -> str:
+    """The flake8 line, then the source line with a caret under the expression, then the fix."""
+    finding = entry.finding
+    head = (
+        f"{_paint(entry.location, BOLD, color)}:{finding.line}:{finding.column + 1}: "
+        f"{_paint(finding.code, BOLD + RED, color)} {finding.message}"
+    )
+    number = str(finding.line)
+    gutter = " " * len(number)
+    lines = [head]
+    if entry.source_line:
+        source = entry.source_line.rstrip("\r\n")
+        start = min(finding.column, len(source))
+        end = finding.end_column if finding.end_line == finding.line else len(source)
+        width = max(1, min(end, len(source)) - start)
+        # Keep tabs so the caret lines up under the same characters in any tab width.
+        padding = "".join("\t" if char == "\t" else " " for char in source[:start])
+        lines += [
+            f" {gutter} |",
+            f" {number} | {source}",
+            f" {gutter} | {padding}{_paint('^' * width, RED, color)}",
+        ]
+    note = fix_note(finding)
+    style = GREEN if finding.fix_safety is Safety.SAFE else YELLOW if finding.fix_safety else DIM
+    lines.append(f" {gutter} = {_paint(note, style, color)}")
+    return "\n".join(lines) + "\n"
+
+
+def statistics(entries: Iterable["Entry"]) -> list[dict]:
+    """Per code: how many findings, how many with a safe or an unsafe fix (sorted by count)."""
+    from torchdevice_lint.output import rule_for
+
+    counts: Counter = Counter()
+    safe: Counter = Counter()
+    unsafe: Counter = Counter()
+    for entry in entries:
+        code = entry.finding.code
+        counts[code] += 1
+        if entry.finding.fix_safety is Safety.SAFE:
+            safe[code] += 1
+        elif entry.finding.fix_safety is Safety.UNSAFE:
+            unsafe[code] += 1
+    rows = []
+    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        rule = rule_for(code)
+        rows.append(
+            {
+                "code": code,
+                "name": rule.name if rule is not None else "",
+                "count": count,
+                "fixable": safe[code] + unsafe[code],
+                "safe_fixes": safe[code],
+                "unsafe_fixes": unsafe[code],
+            }
+        )
+    return rows
+
+
+def format_statistics(rows: list[dict], as_json: bool = False) -> str:
+    if as_json:
+        return json.dumps(rows, indent=2) + "\n"
+    lines = []
+    for row in rows:
+        if row["fixable"] == row["count"] and not row["unsafe_fixes"]:
+            fixability = "[*] all fixable"
+        elif row["fixable"]:
+            parts = []
+            if row["safe_fixes"]:
+                parts.append(f"{row['safe_fixes']} safe")
+            if row["unsafe_fixes"]:
+                parts.append(f"{row['unsafe_fixes']} unsafe")
+            fixability = f"{row['fixable']} fixable ({', '.join(parts)})"
+        else:
+            fixability = "no fix"
+        lines.append(f"{row['count']:>6}  {row['code']}  {row['name']:<24} {fixability}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def unified_diff(path: str, before: bytes, after: bytes, color: bool = False) -> str:
     old = before.decode("utf-8", "surrogateescape").splitlines(keepends=True)
     new = after.decode("utf-8", "surrogateescape").splitlines(keepends=True)
-    return "".join(difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}"))
+    lines = list(difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}"))
+    if not color:
+        return "".join(lines)
+    painted = []
+    for line in lines:
+        body, newline = (line[:-1], "\n") if line.endswith("\n") else (line, "")
+        if line.startswith(("---", "+++")):
+            painted.append(_paint(body, BOLD, True) + newline)
+        elif line.startswith("@@"):
+            painted.append(_paint(body, CYAN, True) + newline)
+        elif line.startswith("+"):
+            painted.append(_paint(body, GREEN, True) + newline)
+        elif line.startswith("-"):
+            painted.append(_paint(body, RED, True) + newline)
+        else:
+            painted.append(line)
+    return "".join(painted)

@@ -1,0 +1,251 @@
+"""Settings from ``[tool.torchdevice-lint]`` in ``pyproject.toml``, and how the CLI overrides them.
+
+Discovery: the nearest ``pyproject.toml`` holding a ``[tool.torchdevice-lint]`` table, searched
+upward from the first path given (or the current folder); ``--config PATH`` names one instead
+and ``--isolated`` uses none. Patterns (``exclude``, ``per-file-ignores``) are relative to the
+folder of that file. Any unknown key or bad value is one `ConfigError` naming the key and file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import keyword
+import os
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from torchdevice_lint.engine import Settings
+from torchdevice_lint.rules import ALL_RULES
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+TABLE = "torchdevice-lint"
+DEVICE_STYLES = ("cuda", "accelerator")
+
+#: Folders and files never worth checking (flake8's and Ruff's defaults); ``exclude`` replaces
+#: this list, ``extend-exclude`` adds to it.
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".bzr", "CVS", "__pycache__", ".tox", ".nox", ".eggs", "*.egg-info",
+    ".venv", "venv", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    ".ipynb_checkpoints", "build", "dist", "site-packages",
+)
+
+
+class ConfigError(Exception):
+    """A configuration that cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything a run is configured with, whichever file or flag it came from."""
+
+    #: The file the values came from (None: defaults and flags only).
+    path: Optional[Path] = None
+    #: The folder ``exclude`` and ``per-file-ignores`` patterns are relative to.
+    root: Path = field(default_factory=Path.cwd)
+    select: Optional[tuple[str, ...]] = None
+    ignore: tuple[str, ...] = ()
+    #: (gitignore-style pattern, codes) pairs, in file order.
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    device_name: Optional[str] = None
+    device_style: str = "cuda"
+    preview: bool = False
+
+    # ----------------------------------------------------------------- settings
+    def settings(self) -> Settings:
+        """The engine settings for files no ``per-file-ignores`` pattern matches."""
+        return Settings(
+            select=self.select,
+            ignore=self.ignore,
+            preview=self.preview,
+            device_style=self.device_style,
+            device_name=self.device_name,
+        )
+
+    def settings_for(self, path: str) -> Settings:
+        """The engine settings for one file: `settings` less the codes its patterns ignore.
+
+        A per-file ignore always wins, even over a longer prefix in ``select``.
+        """
+        base = self.settings()
+        ignored = self.ignored_codes_for(path)
+        if not ignored:
+            return base
+        kept = tuple(rule.code for rule in base.enabled_rules() if not rule.code.startswith(ignored))
+        # An empty selection must still select nothing: no rule code starts with "-".
+        return replace(base, select=kept or ("-",), ignore=())
+
+    def ignored_codes_for(self, path: str) -> tuple[str, ...]:
+        if not self.per_file_ignores:
+            return ()
+        from torchdevice_lint.files import PatternSet  # files imports this module
+
+        relative = relative_to_root(path, self.root)
+        codes: list[str] = []
+        for pattern, listed in self.per_file_ignores:
+            if PatternSet([pattern]).matches(relative):
+                codes.extend(listed)
+        return tuple(codes)
+
+    @property
+    def exclude_patterns(self) -> tuple[str, ...]:
+        return self.exclude + self.extend_exclude
+
+    def overridden(self, **values: Any) -> "Config":
+        """A copy with the values given on the command line (None: not given)."""
+        return replace(self, **{key: value for key, value in values.items() if value is not None})
+
+
+def relative_to_root(path: str, root: Path) -> str:
+    """``path`` relative to ``root`` in POSIX form; outside it, the path without leading ``../``."""
+    absolute = os.path.abspath(path)
+    try:
+        relative = os.path.relpath(absolute, root)
+    except ValueError:  # another drive on Windows
+        relative = absolute
+    parts = [part for part in Path(relative).parts if part not in ("..", os.sep)]
+    return "/".join(parts) or "."
+
+
+# ------------------------------------------------------------------ discovery
+def find_config(start: Optional[str] = None) -> Optional[Path]:
+    """The nearest ``pyproject.toml`` with a ``[tool.torchdevice-lint]`` table, from ``start`` upward."""
+    folder = Path(start or os.getcwd()).resolve()
+    if not folder.is_dir():
+        folder = folder.parent
+    for candidate_folder in (folder, *folder.parents):
+        candidate = candidate_folder / "pyproject.toml"
+        if candidate.is_file() and _has_table(candidate):
+            return candidate
+    return None
+
+
+def _has_table(path: Path) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if TABLE not in text:
+        return False
+    try:
+        return isinstance(_tool_table(tomllib.loads(text)), dict)
+    except tomllib.TOMLDecodeError:
+        return True  # let load_config report the broken file rather than silently skip it
+
+
+def _tool_table(document: Mapping[str, Any]) -> Any:
+    tool = document.get("tool")
+    return tool.get(TABLE) if isinstance(tool, dict) else None
+
+
+def resolve_config(paths: Sequence[str], config_path: Optional[str] = None, isolated: bool = False) -> Config:
+    """The configuration for a run over ``paths``: ``--config`` if given, else the discovered one."""
+    if isolated:
+        return Config()
+    if config_path is not None:
+        return load_config(Path(config_path), required=True)
+    first = next((p for p in paths if p != "-"), None)
+    found = find_config(first)
+    return load_config(found) if found is not None else Config()
+
+
+# -------------------------------------------------------------------- loading
+def load_config(path: Path, required: bool = False) -> Config:
+    """Read and check ``[tool.torchdevice-lint]`` in ``path``; raise `ConfigError` on any problem."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    table = _tool_table(document)
+    root = path.resolve().parent
+    if table is None:
+        if required:
+            raise ConfigError(f"{path}: no [tool.{TABLE}] table")
+        return Config(path=path, root=root)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.{TABLE}] must be a table")
+    return Config(path=path, root=root, **parse_table(table, str(path)))
+
+
+_KEYS = (
+    "select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "respect-gitignore",
+    "device-name", "device-style", "preview",
+)
+
+
+def parse_table(table: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """Check every key and value; return `Config` field values. ``source`` names the file in errors."""
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        where = f"{source}: [tool.{TABLE}] {key}"
+        if key not in _KEYS:
+            close = difflib.get_close_matches(key.replace("_", "-"), _KEYS, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else f"; known keys: {', '.join(_KEYS)}"
+            raise ConfigError(f"{source}: [tool.{TABLE}]: unknown key '{key}'{hint}")
+        attribute = key.replace("-", "_")
+        if key in ("select", "ignore"):
+            values[attribute] = check_codes(value, where)
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: must be a table of pattern = [codes]")
+            values[attribute] = tuple(
+                (str(pattern), check_codes(codes, f"{where} '{pattern}'")) for pattern, codes in value.items()
+            )
+        elif key in ("exclude", "extend-exclude"):
+            values[attribute] = _string_list(value, where, "patterns")
+        elif key in ("respect-gitignore", "preview"):
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: must be true or false, not {value!r}")
+            values[attribute] = value
+        elif key == "device-name":
+            values[attribute] = check_device_name(value, where)
+        elif key == "device-style":
+            values[attribute] = check_device_style(value, where)
+    return values
+
+
+def check_codes(value: Any, where: str) -> tuple[str, ...]:
+    """A list of rule codes or prefixes (``TDL``, ``TDL00``, ``TDL001``), each naming some rule."""
+    codes = _string_list(value, where, "rule codes")
+    known = [rule.code for rule in ALL_RULES]
+    for code in codes:
+        if not any(rule_code.startswith(code.upper()) for rule_code in known):
+            raise ConfigError(f"{where}: '{code}' is not a rule code or prefix (known: {', '.join(known)})")
+    return tuple(code.upper() for code in codes)
+
+
+def check_device_name(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.isidentifier() or keyword.iskeyword(value):
+        raise ConfigError(f"{where}: must be a Python identifier such as 'device', not {value!r}")
+    return value
+
+
+def check_device_style(value: Any, where: str) -> str:
+    if value not in DEVICE_STYLES:
+        choices = " or ".join(repr(style) for style in DEVICE_STYLES)
+        raise ConfigError(f"{where}: must be {choices}, not {value!r}")
+    return str(value)
+
+
+def _string_list(value: Any, where: str, what: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where}: must be a list of {what} (strings), not {value!r}")
+    return tuple(value)
+
+
+def split_codes(text: str) -> Iterable[str]:
+    return (code.strip() for code in text.split(",") if code.strip())
