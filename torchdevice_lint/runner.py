@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from torchdevice_lint.cache import ResultCache
 from torchdevice_lint.engine import Linter, SourceError
 from torchdevice_lint.files import STDIN
 from torchdevice_lint.findings import Finding
@@ -32,19 +33,41 @@ class FileResult:
         return self.fixed is not None and self.fixed != self.original
 
 
-def process_file(path: str, linter: Linter, fix: bool, unsafe: bool, name: Optional[str] = None) -> FileResult:
+#: Larger files are refused: LibCST needs about 200 bytes of memory per byte of source, and
+#: the largest hand-written modules seen (torch/nn/functional.py, diffusers) are near 300 kB.
+MAX_FILE_BYTES = 2 * 1024 * 1024
+
+
+def process_file(
+    path: str,
+    linter: Linter,
+    fix: bool,
+    unsafe: bool,
+    name: Optional[str] = None,
+    cache: Optional[ResultCache] = None,
+) -> FileResult:
     """Read, then lint (or fix in memory) one file; never raises for bad input.
 
     A path (or, for stdin, a ``name``) ending in ``.ipynb`` is checked as a Jupyter notebook.
+    In check mode a ``cache`` answers for bytes it has seen under the same settings.
     """
     result = FileResult(path)
     try:
-        result.original = sys.stdin.buffer.read() if path == STDIN else Path(path).read_bytes()
+        result.original = sys.stdin.buffer.read() if path == STDIN else _read(path)
     except OSError as error:
         result.error = error.strerror or str(error)
         return result
+    kind = "ipynb" if is_notebook(name or path) else "py"
+    if cache is not None and not fix:
+        cached = cache.get(result.original, kind)
+        if isinstance(cached, str):
+            result.error = cached
+            return result
+        if cached is not None:
+            result.findings = cached
+            return result
     try:
-        if is_notebook(name or path):
+        if kind == "ipynb":
             if fix:
                 fixed = fix_notebook(result.original, linter, unsafe=unsafe)
                 result.fixed, result.findings, result.applied = fixed.data, fixed.remaining, fixed.applied
@@ -60,7 +83,38 @@ def process_file(path: str, linter: Linter, fix: bool, unsafe: bool, name: Optio
         result.error = str(error)
     except RecursionError:
         result.error = "too deeply nested to analyse"
+    except Exception as error:  # a bug of ours: say so for this file, and let the run go on
+        result.error = f"internal error ({type(error).__name__}: {error}); please report it"
+        return result
+    if cache is not None and not fix:
+        cache.put(result.original, result.error if result.error is not None else result.findings, kind)
     return result
+
+
+def _read(path: str) -> bytes:
+    """The bytes of a regular file of acceptable size; OSError with a one-line reason otherwise."""
+    info = os.stat(path)  # before opening: opening a FIFO would wait for a writer
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(21, "is a directory")
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(0, "not a regular file")
+    if info.st_size > MAX_FILE_BYTES:
+        raise OSError(0, f"file too large to check ({info.st_size / 1e6:.1f} MB; the limit is {MAX_FILE_BYTES / 1e6:.1f} MB)")
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+class FileJob:
+    """``process_file`` with fixed options, as a picklable callable for worker processes."""
+
+    def __init__(self, linter: Linter, fix: bool, unsafe: bool, cache: Optional[ResultCache] = None) -> None:
+        self.linter, self.fix, self.unsafe, self.cache = linter, fix, unsafe, cache
+
+    def __call__(self, path: str) -> FileResult:
+        result = process_file(path, self.linter, self.fix, self.unsafe, cache=self.cache)
+        if not self.fix:
+            result.original = b""  # check mode never needs it back: keep the pipe light
+        return result
 
 
 def write_atomically(path: str, data: bytes) -> None:
