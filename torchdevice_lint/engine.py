@@ -407,11 +407,47 @@ def parse(source: Source) -> cst.Module:
         raise SourceError("too deeply nested to parse") from None
 
 
-def lint_source(source: Source, settings: Settings = Settings()) -> list[Finding]:
-    """The findings in one file's source text, sorted by position."""
-    return sorted(Linter(settings).lint(source), key=lambda f: (f.line, f.column, f.code))
+def lint_source(
+    source: Source, settings: Settings = Settings(), *, filename: Optional[str] = None, noqa: bool = True
+) -> list[Finding]:
+    """The findings in one file's source text, sorted by position.
+
+    ``source`` is the text (``str``) or the raw bytes of a file (bytes honour a PEP 263 coding
+    line and a BOM). ``settings`` chooses the rules (`Settings`). With a ``filename`` ending in
+    ``.ipynb`` the source is a notebook's JSON and each finding's ``cell`` names its code cell.
+    ``noqa=False`` ignores ``# noqa`` and skip-file comments. Raises `SourceError` (one line)
+    for a file that cannot be parsed.
+
+    >>> [f.code for f in lint_source("import torch\\nmodel = Net().cuda()\\n")]
+    ['TDL001']
+    """
+    linter = Linter(settings, noqa=noqa)
+    if filename is not None and filename.endswith(".ipynb"):
+        from torchdevice_lint.notebook import lint_notebook
+
+        return lint_notebook(source.encode("utf-8") if isinstance(source, str) else source, linter)
+    return sorted(linter.lint(source), key=lambda f: (f.line, f.column, f.code))
 
 
-def fix_source(source: Source, *, unsafe: bool = False, settings: Settings = Settings()) -> Source:
-    """The source with every applicable fix applied (safe ones, plus unsafe ones if asked)."""
-    return Linter(settings).fix(source, unsafe=unsafe).source
+def fix_source(
+    source: Source, *, unsafe: bool = False, settings: Settings = Settings(), filename: Optional[str] = None
+) -> Source:
+    """The source with every applicable fix applied: the safe ones, plus the unsafe ones if asked.
+
+    Returns the same type it is given; bytes come back byte for byte identical outside the
+    fixed expressions (line endings, encoding, BOM). Findings silenced by ``# noqa`` are not
+    fixed. A ``filename`` ending in ``.ipynb`` fixes a notebook's JSON cell by cell.
+
+    >>> print(fix_source("import torch\\nmodel = Net().cuda()\\n"), end="")
+    import torch
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = Net().to(device)
+    """
+    linter = Linter(settings)
+    if filename is not None and filename.endswith(".ipynb"):
+        from torchdevice_lint.notebook import fix_notebook
+
+        data = source.encode("utf-8") if isinstance(source, str) else source
+        fixed = fix_notebook(data, linter, unsafe=unsafe).data
+        return fixed.decode("utf-8") if isinstance(source, str) else fixed
+    return linter.fix(source, unsafe=unsafe).source

@@ -1,29 +1,85 @@
-"""The flake8 adapter: flake8 hands over the parsed file, we re-read its lines with LibCST."""
+"""The flake8 adapter: flake8 hands over the file's lines and we lint them through the public API.
+
+flake8 decides which codes to show (``select``, ``ignore``, ``per-file-ignores``, ``# noqa``,
+``exclude``). Our own settings come from flake8's configuration (``setup.cfg``, ``tox.ini`` or
+``.flake8``, section ``[flake8]``) or its command line:
+
+* ``torchdevice-preview = true`` (``--torchdevice-preview``): also run rules still in preview;
+* ``torchdevice-device-style = cuda|accelerator`` and ``torchdevice-device-name = NAME``:
+  accepted and checked, so one configuration serves ``flake8`` and ``torchdevice-fix``;
+  they shape fixes, which flake8 does not apply.
+
+A ``# noqa`` anywhere on a multi-line statement covers all of it, as in ``torchdevice-fix``
+(flake8 alone only joins the lines of strings and backslash continuations); flake8's
+``--disable-noqa`` turns that off too.
+"""
 
 from __future__ import annotations
 
+import argparse
 import ast
-from typing import Iterator, Sequence
+from typing import Any, ClassVar, Iterator, Sequence
 
 from torchdevice_lint import __version__
-from torchdevice_lint.engine import Linter, Settings, SourceError
+from torchdevice_lint.config import DEVICE_STYLES, ConfigError, check_device_name, check_device_style
+from torchdevice_lint.engine import Settings, SourceError, lint_source
 
 
 class TorchDevicePlugin:
     name = "torchdevice-lint"
     version = __version__
 
+    #: Set once per flake8 run by `parse_options`.
+    settings: ClassVar[Settings] = Settings()
+    noqa: ClassVar[bool] = True
+
     def __init__(self, tree: ast.AST, lines: Sequence[str]) -> None:
         self.lines = lines
 
-    def run(self) -> Iterator[tuple[int, int, str, type]]:
-        # flake8 decides which codes to show (--select/--ignore/noqa); we report them all.
+    @classmethod
+    def add_options(cls, manager: Any) -> None:
+        manager.add_option(
+            "--torchdevice-preview",
+            action="store_true",
+            default=False,
+            parse_from_config=True,
+            help="torchdevice-lint: also run rules still in preview",
+        )
+        manager.add_option(
+            "--torchdevice-device-style",
+            default="cuda",
+            parse_from_config=True,
+            help=f"torchdevice-lint: device idiom of fixes ({' or '.join(DEVICE_STYLES)}; default: cuda)",
+        )
+        manager.add_option(
+            "--torchdevice-device-name",
+            default=None,
+            parse_from_config=True,
+            help="torchdevice-lint: name of the device variable fixes bind (default: device)",
+        )
+
+    @classmethod
+    def parse_options(cls, options: argparse.Namespace) -> None:
+        from flake8.exceptions import ExecutionError
+
         try:
-            findings = _LINTER.lint("".join(self.lines))
+            style = check_device_style(
+                options.torchdevice_device_style, "flake8 option torchdevice-device-style ([flake8] section or --torchdevice-device-style)"
+            )
+            name = options.torchdevice_device_name
+            if name is not None:
+                name = check_device_name(
+                    name, "flake8 option torchdevice-device-name ([flake8] section or --torchdevice-device-name)"
+                )
+        except ConfigError as error:
+            raise ExecutionError(f"torchdevice-lint: {error}") from None
+        cls.settings = Settings(preview=bool(options.torchdevice_preview), device_style=style, device_name=name)
+        cls.noqa = not getattr(options, "disable_noqa", False)
+
+    def run(self) -> Iterator[tuple[int, int, str, type]]:
+        try:
+            findings = lint_source("".join(self.lines), self.settings, noqa=self.noqa)
         except SourceError:
             return  # flake8 reports syntax errors itself (E999)
         for finding in findings:
             yield finding.line, finding.column, f"{finding.code} {finding.message}", type(self)
-
-
-_LINTER = Linter(Settings(select=("TDL",)))
