@@ -21,14 +21,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import importlib.metadata
 import json
 import os
 import sys
 import tempfile
 from pathlib import Path
 from typing import Optional, Union
-
-import libcst
 
 from torchdevice_lint.findings import Finding, Safety
 
@@ -66,7 +65,14 @@ def tool_fingerprint() -> str:
             digest.update(b"<unreadable>")
         digest.update(b"\0")
     python = "%d.%d" % sys.version_info[:2]
-    return f"{__version__}+{digest.hexdigest()[:16]} libcst {libcst.__version__} python {python}"
+    return f"{__version__}+{digest.hexdigest()[:16]} libcst {_libcst_version()} python {python}"
+
+
+def _libcst_version() -> str:
+    try:
+        return importlib.metadata.version("libcst")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 #: What a cached check holds: the findings, or the one-line reason the file could not be checked.

@@ -24,7 +24,9 @@ from torchdevice_lint.output import FORMATS, Entry, write_entries
 from torchdevice_lint.output.text import format_statistics, statistics, unified_diff
 from torchdevice_lint.progress import Progress, Summary, bar_wanted
 from torchdevice_lint.rules import ALL_RULES
-from torchdevice_lint.runner import FileResult, process_file, write_atomically
+from torchdevice_lint.cache import CACHE_DIR_ENV, DEFAULT_CACHE_DIR, ResultCache
+from torchdevice_lint.parallel import default_jobs, map_in_order
+from torchdevice_lint.runner import FileJob, FileResult, process_file, write_atomically
 
 #: Kept for callers of the earlier API: what a run did.
 RunSummary = Summary
@@ -70,6 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                         help="colour diffs and text output (auto: when stdout is a terminal and NO_COLOR is unset)")
     output.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
+
+    speed = parser.add_argument_group("speed")
+    speed.add_argument("-j", "--jobs", type=_jobs, default=None,
+                       help="worker processes (default: one per core; 1 checks in this process)")
+    speed.add_argument("--no-cache", action="store_true",
+                       help=f"do not read or write the check cache ({CACHE_DIR_ENV} or ./{DEFAULT_CACHE_DIR})")
     parser.add_argument("--explain", metavar="CODE", help="print a rule's documentation and exit")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
@@ -81,6 +89,16 @@ def _codes(text: str) -> tuple[str, ...]:
         return check_codes(list(codes), "codes")
     except ConfigError as error:
         raise argparse.ArgumentTypeError(str(error).split(": ", 1)[1]) from None
+
+
+def _jobs(text: str) -> int:
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of jobs, got {text!r}")
+    return jobs
 
 
 def _patterns(text: str) -> tuple[str, ...]:
@@ -159,26 +177,29 @@ class Run:
         self.summary = Summary()
         self.color = color_wanted(args.color, sys.stdout)
         self.collected: list[Entry] = []
-        self._linters: dict[Settings, Linter] = {}
         #: json and sarif are one document; statistics are counted at the end.
         self.deferred = args.statistics or args.output_format in ("json", "sarif")
+        fixing = args.fix or args.diff
+        cache = None if (fixing or args.no_cache) else ResultCache()
+        #: Checks one file; runs in worker processes with ``-j`` above 1.
+        self.job = FileJob(config.settings_for, fixing, args.unsafe_fixes, cache)
 
     def linter_for(self, shown: str) -> Linter:
-        settings = self.config.settings_for(shown)
-        linter = self._linters.get(settings)
-        if linter is None:
-            linter = self._linters[settings] = Linter(settings)
-        return linter
+        return self.job.linter_for(shown)
 
     def execute(self) -> int:
         paths = list(iter_python_files(self.args.paths, self.config))
         self.progress = Progress(len(paths), sys.stderr, enabled=bar_wanted(sys.stderr, self.args.quiet))
+        files = [path for path in paths if not isinstance(path, MissingPath) and path != STDIN]
+        jobs = self.args.jobs or default_jobs()
+        # Results come back in the order of ``files`` whatever the number of jobs.
+        results = map_in_order(self.job, files, jobs)
         for path in paths:
             if isinstance(path, MissingPath):
                 self.report_error(str(path), "no such file or directory")
             else:
                 self.summary.files += 1
-                self.process(path)
+                self.process(path, None if path == STDIN else next(results)[1])
             self.progress.advance("" if isinstance(path, MissingPath) else path)
         self.progress.clear()
         self.finish()
@@ -194,11 +215,11 @@ class Run:
             mode = "fix" if self.args.fix else "diff" if self.args.diff else "check"
             print(self.summary.line(self.progress.elapsed(), mode), file=sys.stderr)
 
-    def process(self, path: str) -> None:
+    def process(self, path: str, result: Optional[FileResult] = None) -> None:
         args = self.args
         shown = args.stdin_filename if path == STDIN else path
-        result = process_file(path, self.linter_for(shown), fix=args.fix or args.diff, unsafe=args.unsafe_fixes,
-                              name=shown)
+        if result is None:
+            result = self.job(path, name=shown)
         if result.error is not None:
             self.report_error(shown, result.error)
             if path == STDIN and args.fix:

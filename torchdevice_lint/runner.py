@@ -8,10 +8,10 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from torchdevice_lint.cache import ResultCache
-from torchdevice_lint.engine import Linter, SourceError
+from torchdevice_lint.engine import Linter, Settings, SourceError
 from torchdevice_lint.files import STDIN
 from torchdevice_lint.findings import Finding
 from torchdevice_lint.notebook import fix_notebook, is_notebook, lint_notebook
@@ -57,7 +57,9 @@ def process_file(
     except OSError as error:
         result.error = error.strerror or str(error)
         return result
-    kind = "ipynb" if is_notebook(name or path) else "py"
+    notebook = is_notebook(name or path)
+    # What decides the outcome besides the bytes: how they are read and the linter's settings.
+    kind = f"{'ipynb' if notebook else 'py'} {linter.settings!r} noqa={linter.noqa}"
     if cache is not None and not fix:
         cached = cache.get(result.original, kind)
         if isinstance(cached, str):
@@ -67,7 +69,7 @@ def process_file(
             result.findings = cached
             return result
     try:
-        if kind == "ipynb":
+        if notebook:
             if fix:
                 fixed = fix_notebook(result.original, linter, unsafe=unsafe)
                 result.fixed, result.findings, result.applied = fixed.data, fixed.remaining, fixed.applied
@@ -105,15 +107,34 @@ def _read(path: str) -> bytes:
 
 
 class FileJob:
-    """``process_file`` with fixed options, as a picklable callable for worker processes."""
+    """``process_file`` with fixed options, as a picklable callable for worker processes.
 
-    def __init__(self, linter: Linter, fix: bool, unsafe: bool, cache: Optional[ResultCache] = None) -> None:
-        self.linter, self.fix, self.unsafe, self.cache = linter, fix, unsafe, cache
+    ``settings_for`` gives each file's settings (per-file ignores); one `Linter` is built for
+    each distinct `Settings` and reused.
+    """
 
-    def __call__(self, path: str) -> FileResult:
-        result = process_file(path, self.linter, self.fix, self.unsafe, cache=self.cache)
-        if not self.fix:
-            result.original = b""  # check mode never needs it back: keep the pipe light
+    def __init__(
+        self,
+        settings_for: Callable[[str], Settings],
+        fix: bool,
+        unsafe: bool,
+        cache: Optional[ResultCache] = None,
+    ) -> None:
+        self.settings_for, self.fix, self.unsafe, self.cache = settings_for, fix, unsafe, cache
+        self._linters: dict[Settings, Linter] = {}
+
+    def linter_for(self, name: str) -> Linter:
+        settings = self.settings_for(name)
+        linter = self._linters.get(settings)
+        if linter is None:
+            linter = self._linters[settings] = Linter(settings)
+        return linter
+
+    def __call__(self, path: str, name: Optional[str] = None) -> FileResult:
+        shown = name or path
+        result = process_file(path, self.linter_for(shown), self.fix, self.unsafe, name=shown, cache=self.cache)
+        if not self.fix and not result.findings and path != STDIN:
+            result.original = b""  # only quoted findings need it: keep the pipe from workers light
         return result
 
 
