@@ -100,8 +100,15 @@ class Config:
         return self.exclude + self.extend_exclude
 
     def overridden(self, **values: Any) -> "Config":
-        """A copy with the values given on the command line (None: not given)."""
-        return replace(self, **{key: value for key, value in values.items() if value is not None})
+        """A copy with the values given on the command line (None: not given).
+
+        As in Ruff, a ``select`` given on the command line starts the rule selection afresh:
+        the file's ``ignore`` is dropped unless ``ignore`` is given too (``per-file-ignores`` stay).
+        """
+        given = {key: value for key, value in values.items() if value is not None}
+        if "select" in given and "ignore" not in given:
+            given["ignore"] = ()
+        return replace(self, **given)
 
 
 def relative_to_root(path: str, root: Path) -> str:

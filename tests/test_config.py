@@ -1,0 +1,233 @@
+"""``[tool.torchdevice-lint]``: discovery, precedence of flags over the file, every key, every error."""
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from torchdevice_lint.cli import main
+from torchdevice_lint.config import DEFAULT_EXCLUDE, Config, ConfigError, find_config, load_config, resolve_config
+from torchdevice_lint.files import iter_python_files
+
+BUGGY = "import torch\nmodel = Net().cuda()\nx = torch.zeros(3).to('cuda')\n"
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def codes_reported(capsys, *argv):
+    code = main(["--output-format", "concise", "-q", *argv])
+    out = capsys.readouterr().out
+    return code, sorted({line.split(": ")[1].split()[0] for line in out.splitlines()})
+
+
+@pytest.fixture
+def project(tmp_path):
+    write(tmp_path / "pyproject.toml", """
+        [project]
+        name = "demo"
+
+        [tool.torchdevice-lint]
+        select = ["TDL00"]
+        ignore = ["TDL002"]
+    """)
+    write(tmp_path / "src" / "train.py", BUGGY)
+    return tmp_path
+
+
+# ------------------------------------------------------------------ discovery
+def test_nearest_pyproject_with_the_table_is_found_from_the_first_path(project):
+    write(project / "src" / "pyproject.toml", "[project]\nname = 'inner'\n")  # no table: skipped
+    assert find_config(str(project / "src" / "train.py")) == project / "pyproject.toml"
+    assert find_config(str(project / "src")) == project / "pyproject.toml"
+    assert resolve_config([str(project / "src")]).ignore == ("TDL002",)
+
+
+def test_discovery_starts_at_the_current_folder_for_stdin(project, monkeypatch):
+    monkeypatch.chdir(project / "src")
+    assert resolve_config(["-"]).path == project / "pyproject.toml"
+
+
+def test_file_settings_apply(project, capsys):
+    assert codes_reported(capsys, str(project / "src")) == (1, ["TDL001"])
+
+
+def test_flags_override_the_file(project, capsys):
+    assert codes_reported(capsys, "--ignore", "TDL001", str(project / "src")) == (1, ["TDL002"])
+    assert codes_reported(capsys, "--select", "TDL002", str(project / "src")) == (1, ["TDL002"])
+
+
+def test_config_flag_picks_a_file_and_isolated_uses_none(project, tmp_path, capsys):
+    other = write(tmp_path / "elsewhere" / "pyproject.toml", "[tool.torchdevice-lint]\nselect = ['TDL002']\n")
+    assert codes_reported(capsys, "--config", str(other), str(project / "src")) == (1, ["TDL002"])
+    assert codes_reported(capsys, "--isolated", str(project / "src")) == (1, ["TDL001", "TDL002"])
+
+
+def test_config_flag_needs_the_table(tmp_path, capsys):
+    path = write(tmp_path / "pyproject.toml", "[project]\nname = 'x'\n")
+    assert main(["--config", str(path), str(tmp_path)]) == 2
+    assert f"{path}: no [tool.torchdevice-lint] table" in capsys.readouterr().err
+
+
+def test_missing_config_file_is_an_error(tmp_path, capsys):
+    assert main(["--config", str(tmp_path / "nope.toml"), str(tmp_path)]) == 2
+    assert "nope.toml: cannot read" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------- errors
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ('devce-style = "cuda"', "unknown key 'devce-style' (did you mean 'device-style'?)"),
+        ('device_name = "dev"', "unknown key 'device_name' (did you mean 'device-name'?)"),
+        ("colour = 1", "unknown key 'colour'; known keys: select,"),
+        ('select = "TDL001"', "select: must be a list of rule codes"),
+        ('select = ["E501"]', "select: 'E501' is not a rule code or prefix"),
+        ("ignore = [1]", "ignore: must be a list of rule codes"),
+        ('device-style = "gpu"', "device-style: must be 'cuda' or 'accelerator', not 'gpu'"),
+        ('device-name = "1dev"', "device-name: must be a Python identifier"),
+        ('device-name = "class"', "device-name: must be a Python identifier"),
+        ('preview = "yes"', "preview: must be true or false, not 'yes'"),
+        ("respect-gitignore = 0", "respect-gitignore: must be true or false"),
+        ('exclude = "build"', "exclude: must be a list of patterns"),
+        ('extend-exclude = [1]', "extend-exclude: must be a list of patterns"),
+        ('per-file-ignores = ["tests/*"]', "per-file-ignores: must be a table"),
+        ('per-file-ignores = { "tests/*" = ["X1"] }', "per-file-ignores 'tests/*': 'X1' is not a rule code"),
+        ("select = [", "invalid TOML"),
+    ],
+)
+def test_bad_keys_and_values_are_one_clear_error(tmp_path, capsys, body, message):
+    path = write(tmp_path / "pyproject.toml", f"[tool.torchdevice-lint]\n{body}\n")
+    write(tmp_path / "a.py", BUGGY)
+    assert main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert message in err[0]
+    assert str(path) in err[0]
+    with pytest.raises(ConfigError):
+        load_config(path)
+
+
+def test_bad_flag_values_are_usage_errors(tmp_path, capsys):
+    for argv in (["--select", "X9"], ["--device-style", "gpu"], ["--device-name", "not valid"]):
+        with pytest.raises(SystemExit) as exit_:
+            main([*argv, str(tmp_path)])
+        assert exit_.value.code == 2
+    assert "'X9' is not a rule code" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------- each key
+def test_per_file_ignores_win_over_select(tmp_path, capsys):
+    write(tmp_path / "pyproject.toml", """
+        [tool.torchdevice-lint]
+        select = ["TDL001", "TDL002"]
+        per-file-ignores = { "tests/*.py" = ["TDL"], "scripts/" = ["TDL002"] }
+    """)
+    write(tmp_path / "tests" / "test_a.py", BUGGY)
+    write(tmp_path / "scripts" / "deep" / "run.py", BUGGY)
+    write(tmp_path / "main.py", BUGGY)
+    code, _ = codes_reported(capsys, str(tmp_path))
+    assert code == 1
+    main(["--output-format", "concise", "-q", str(tmp_path)])
+    lines = capsys.readouterr().out.splitlines()
+    assert not any("test_a.py" in line for line in lines)
+    assert [line.split(": ")[1].split()[0] for line in lines if "run.py" in line] == ["TDL001"]
+    assert sorted(line.split(": ")[1].split()[0] for line in lines if "main.py" in line) == ["TDL001", "TDL002"]
+
+
+def test_exclude_replaces_and_extend_exclude_adds(tmp_path):
+    write(tmp_path / "pyproject.toml", '[tool.torchdevice-lint]\nextend-exclude = ["generated/", "*_pb2.py", "/top.py"]\n')
+    for name in ("a.py", "top.py", "sub/top.py", "generated/g.py", "x_pb2.py", ".venv/v.py", "build/b.py"):
+        write(tmp_path / name, BUGGY)
+    config = resolve_config([str(tmp_path)])
+    found = {os.path.relpath(p, tmp_path) for p in iter_python_files([str(tmp_path)], config)}
+    assert found == {"a.py", os.path.join("sub", "top.py")}
+
+    write(tmp_path / "pyproject.toml", '[tool.torchdevice-lint]\nexclude = ["generated"]\n')
+    config = resolve_config([str(tmp_path)])
+    found = {os.path.relpath(p, tmp_path) for p in iter_python_files([str(tmp_path)], config)}
+    assert ".venv/v.py" in found and "build/b.py" in found and "generated/g.py" not in found
+
+
+def test_exclude_applies_to_named_files_as_in_flake8(tmp_path):
+    write(tmp_path / "pyproject.toml", '[tool.torchdevice-lint]\nextend-exclude = ["legacy_*.py"]\n')
+    write(tmp_path / "legacy_a.py", BUGGY)
+    config = resolve_config([str(tmp_path / "legacy_a.py")])
+    assert list(iter_python_files([str(tmp_path / "legacy_a.py")], config)) == []
+
+
+def test_exclude_flags(tmp_path, capsys):
+    write(tmp_path / "a.py", BUGGY)
+    write(tmp_path / "gen" / "b.py", BUGGY)
+    assert main(["-q", "--isolated", "--extend-exclude", "gen,a.py", str(tmp_path)]) == 0
+    capsys.readouterr()
+
+
+def test_gitignore_is_honoured_by_default(tmp_path):
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / ".gitignore", "ignored/\n*.tmp.py\n!keep.tmp.py\n")
+    write(tmp_path / "pkg" / ".gitignore", "local.py\n")
+    for name in ("a.py", "ignored/x.py", "b.tmp.py", "keep.tmp.py", "pkg/local.py", "pkg/c.py", "local.py"):
+        write(tmp_path / name, BUGGY)
+    write(tmp_path / ".git" / "info" / "exclude", "secret.py\n")
+    write(tmp_path / "secret.py", BUGGY)
+    config = Config(root=tmp_path)
+    found = {os.path.relpath(p, tmp_path) for p in iter_python_files([str(tmp_path / "pkg"), str(tmp_path)], config)}
+    assert found == {"a.py", "keep.tmp.py", "local.py", os.path.join("pkg", "c.py")}
+
+    off = Config(root=tmp_path, respect_gitignore=False)
+    found = {os.path.relpath(p, tmp_path) for p in iter_python_files([str(tmp_path)], off)}
+    assert {"b.tmp.py", os.path.join("ignored", "x.py"), "secret.py"} <= found
+
+
+def test_gitignore_switch_from_file_and_flag(tmp_path, capsys):
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / ".gitignore", "a.py\n")
+    write(tmp_path / "a.py", BUGGY)
+    assert main(["-q", str(tmp_path)]) == 0
+    assert main(["-q", "--no-respect-gitignore", str(tmp_path)]) == 1
+    write(tmp_path / "pyproject.toml", "[tool.torchdevice-lint]\nrespect-gitignore = false\n")
+    assert main(["-q", str(tmp_path)]) == 1
+    assert main(["-q", "--respect-gitignore", str(tmp_path)]) == 0
+    capsys.readouterr()
+
+
+def test_device_name_and_style_shape_the_fix(tmp_path, capsys):
+    write(tmp_path / "pyproject.toml", '[tool.torchdevice-lint]\ndevice-name = "dev"\ndevice-style = "accelerator"\n')
+    script = write(tmp_path / "train.py", "import torch\nmodel = Net().cuda()\n")
+    assert main(["-q", "--fix", str(script)]) == 1
+    fixed = script.read_text()
+    assert "dev = torch.accelerator.current_accelerator() if torch.accelerator.is_available()" in fixed
+    assert "model = Net().to(dev)" in fixed
+
+    script.write_text("import torch\nmodel = Net().cuda()\n")
+    assert main(["-q", "--fix", "--device-name", "gpu_or_cpu", "--device-style", "cuda", str(script)]) == 1
+    assert 'gpu_or_cpu = torch.device("cuda" if torch.cuda.is_available() else "cpu")' in script.read_text()
+    capsys.readouterr()
+
+
+def test_device_name_falls_back_when_taken():
+    from torchdevice_lint import Settings, fix_source
+
+    fixed = fix_source("import torch\ndef dev():\n    pass\nm = M().cuda()\n", settings=Settings(device_name="dev"))
+    assert "m = M().to(device)" in fixed
+
+
+def test_preview_from_file_and_flags(tmp_path):
+    write(tmp_path / "pyproject.toml", "[tool.torchdevice-lint]\npreview = true\n")
+    assert resolve_config([str(tmp_path)]).settings().preview is True
+    args = ["--no-preview", str(tmp_path)]
+    from torchdevice_lint.cli import build_parser, configure
+
+    assert configure(build_parser().parse_args(args)).preview is False
+    assert configure(build_parser().parse_args([str(tmp_path)])).preview is True
+
+
+def test_defaults_without_any_file(tmp_path):
+    config = resolve_config([str(tmp_path)])
+    assert config.path is None and config.exclude == DEFAULT_EXCLUDE and config.respect_gitignore
+    assert config.settings().select is None and config.settings().device_style == "cuda"
