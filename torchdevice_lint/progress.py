@@ -7,6 +7,7 @@ control characters. The summary line is printed unless ``--quiet``.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import time
@@ -50,9 +51,10 @@ class Progress:
             return
         self._last_draw = now
         filled = WIDTH * self.done // max(self.total, 1)
-        line = f"[{'#' * filled}{'.' * (WIDTH - filled)}] {self.done}/{self.total} files  {path}"
-        columns = _columns(self.stream)
-        self.stream.write("\r" + line[: columns - 1].ljust(columns - 1))
+        head = f"[{'#' * filled}{'.' * (WIDTH - filled)}] {self.done}/{self.total} files  "
+        room = _columns(self.stream) - 1 - len(head)
+        shown = path if len(path) <= room else "..." + path[len(path) - room + 3 :] if room > 3 else ""
+        self.stream.write("\r" + (head + shown).ljust(len(head) + max(room, 0)))
         self.stream.flush()
         self._shown = True
 
@@ -69,9 +71,10 @@ class Progress:
 
 def _columns(stream: TextIO) -> int:
     try:
-        return max(os.get_terminal_size(stream.fileno()).columns, 20)
-    except (OSError, AttributeError, ValueError):
-        return 80
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+        columns = 0
+    return max(columns, 40) if columns else 80  # a terminal of unknown size reports 0
 
 
 @dataclass
