@@ -193,7 +193,7 @@ class Run:
         files = [path for path in paths if not isinstance(path, MissingPath) and path != STDIN]
         jobs = self.args.jobs or default_jobs()
         # Results come back in the order of ``files`` whatever the number of jobs.
-        results = map_in_order(self.job, files, jobs)
+        results = map_in_order(self.job, files, jobs, ready=self.job.cached)
         for path in paths:
             if isinstance(path, MissingPath):
                 self.report_error(str(path), "no such file or directory")

@@ -29,29 +29,48 @@ def default_jobs() -> int:
 
 
 def map_in_order(
-    function: Callable[[str], Result], paths: Sequence[str], jobs: int
+    function: Callable[[str], Result],
+    paths: Sequence[str],
+    jobs: int,
+    ready: Optional[Callable[[str], Optional[Result]]] = None,
 ) -> Iterator[tuple[str, Result]]:
     """``(path, function(path))`` for each path, in the order of ``paths``.
 
     ``jobs <= 1`` (or a single file) runs in this process; otherwise ``function`` runs in up to
     ``jobs`` worker processes. ``function`` must not raise for bad input (an exception from it
-    ends the run, as it would in one process) and its results must pickle.
+    ends the run, as it would in one process) and its results must pickle. With several jobs,
+    ``ready(path)`` is asked first in this process (a cache): files it answers never go to a
+    worker, and when it answers all of them no worker is started.
     """
     if jobs <= 1 or len(paths) < MIN_FILES_FOR_POOL:
         for path in paths:
             yield path, function(path)
         return
-    by_size = sorted(range(len(paths)), key=lambda index: -_size(paths[index]))
-    context = _context()
     pending: dict[int, Result] = {}
+    if ready is not None:
+        for index, path in enumerate(paths):
+            answer = ready(path)
+            if answer is not None:
+                pending[index] = answer
+    todo = [index for index in range(len(paths)) if index not in pending]
     next_index = 0
-    with context.Pool(processes=min(jobs, len(paths)), initializer=_initialize, initargs=(function,)) as pool:
-        tasks = ((index, paths[index]) for index in by_size)
-        for index, result in pool.imap_unordered(_run, tasks, chunksize=1):
-            pending[index] = result
-            while next_index in pending:
-                yield paths[next_index], pending.pop(next_index)
-                next_index += 1
+
+    def release() -> Iterator[tuple[str, Result]]:
+        nonlocal next_index
+        while next_index in pending:
+            yield paths[next_index], pending.pop(next_index)
+            next_index += 1
+
+    yield from release()
+    if len(todo) == 1:
+        pending[todo[0]] = function(paths[todo[0]])
+    elif todo:
+        todo.sort(key=lambda index: -_size(paths[index]))
+        with _context().Pool(processes=min(jobs, len(todo)), initializer=_initialize, initargs=(function,)) as pool:
+            for index, result in pool.imap_unordered(_run, ((index, paths[index]) for index in todo), chunksize=1):
+                pending[index] = result
+                yield from release()
+    yield from release()
 
 
 def _size(path: str) -> int:

@@ -58,8 +58,7 @@ def process_file(
         result.error = error.strerror or str(error)
         return result
     notebook = is_notebook(name or path)
-    # What decides the outcome besides the bytes: how they are read and the linter's settings.
-    kind = f"{'ipynb' if notebook else 'py'} {linter.settings!r} noqa={linter.noqa}"
+    kind = _cache_kind(name or path, linter)
     if cache is not None and not fix:
         cached = cache.get(result.original, kind)
         if isinstance(cached, str):
@@ -91,6 +90,11 @@ def process_file(
     if cache is not None and not fix:
         cache.put(result.original, result.error if result.error is not None else result.findings, kind)
     return result
+
+
+def _cache_kind(name: str, linter: Linter) -> str:
+    """What decides a check's outcome besides the bytes: how they are read, the settings."""
+    return f"{'ipynb' if is_notebook(name) else 'py'} {linter.settings!r} noqa={linter.noqa}"
 
 
 def _read(path: str) -> bytes:
@@ -129,6 +133,26 @@ class FileJob:
         if linter is None:
             linter = self._linters[settings] = Linter(settings)
         return linter
+
+    def cached(self, path: str) -> Optional[FileResult]:
+        """The result the cache holds for the file as it is now, else None (no checking)."""
+        if self.cache is None or self.fix:
+            return None
+        try:
+            data = _read(path)
+        except OSError:
+            return None
+        outcome = self.cache.get(data, _cache_kind(path, self.linter_for(path)))
+        if outcome is None:
+            return None
+        result = FileResult(path, original=data)
+        if isinstance(outcome, str):
+            result.error = outcome
+        else:
+            result.findings = outcome
+            if not outcome:
+                result.original = b""
+        return result
 
     def __call__(self, path: str, name: Optional[str] = None) -> FileResult:
         shown = name or path
