@@ -42,6 +42,12 @@ class SourceError(Exception):
 
 @dataclass(frozen=True)
 class Settings:
+    """Which rules run and how fixes are written; `torchdevice_lint.config` builds one from a pyproject.
+
+    ``select`` and ``ignore`` take codes or prefixes (``TDL``, ``TDL00``, ``TDL001``); where both
+    match a rule, the longer prefix wins, and a tie goes to ``ignore``.
+    """
+
     #: Code prefixes to enable; None means every rule that is on by default.
     select: Optional[tuple[str, ...]] = None
     ignore: tuple[str, ...] = ()
@@ -70,6 +76,8 @@ def _longest_prefix(code: str, prefixes: Sequence[str]) -> Optional[str]:
 
 @dataclass
 class FixResult:
+    """What `Linter.fix` returns: the new source, what is left to report, and how many fixes applied."""
+
     source: Source
     #: Findings that remain after fixing (unfixable, unsafe without ``unsafe``, or suppressed).
     remaining: list[Finding]

@@ -10,6 +10,8 @@ import libcst as cst
 
 
 class Safety(enum.Enum):
+    """Whether a fix keeps what the program computes (`SAFE`) or may change it (`UNSAFE`)."""
+
     #: Keeps what the program computes wherever it already ran; applied by ``--fix``.
     SAFE = "safe"
     #: May change behaviour (a dropped device index, other random numbers); ``--unsafe-fixes``.
