@@ -231,3 +231,114 @@ def test_defaults_without_any_file(tmp_path):
     config = resolve_config([str(tmp_path)])
     assert config.path is None and config.exclude == DEFAULT_EXCLUDE and config.respect_gitignore
     assert config.settings().select is None and config.settings().device_style == "cuda"
+
+
+# ------------------------------------------------------- flake8's own config
+FLAKE8_DRIVER = """
+import sys
+
+import libcst as cst
+
+import torchdevice_lint.engine as engine
+from torchdevice_lint.rule import Rule
+
+
+class PrintCall(Rule):
+    '''A preview rule for this test only: flags print().'''
+
+    code = "TDL901"
+    name = "print-call"
+    message = "print() called"
+    needles = ("print",)
+    preview = True
+
+    def visit_Call(self, node):
+        if isinstance(node.func, cst.Name) and node.func.value == "print":
+            self.report(node)
+
+
+engine.ALL_RULES = engine.ALL_RULES + (PrintCall,)
+from flake8.main.cli import main
+from torchdevice_lint.flake8_plugin import TorchDevicePlugin
+
+try:
+    code = main(sys.argv[1:])
+finally:
+    print("SETTINGS", TorchDevicePlugin.settings, file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def flake8(cwd, *argv, driver=False):
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-c", FLAKE8_DRIVER] if driver else [sys.executable, "-m", "flake8"]
+    return subprocess.run([*command, "--jobs", "1", *argv], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_flake8_takes_torchdevice_options_from_setup_cfg(tmp_path):
+    write(tmp_path / "train.py", "import torch\nprint('start')\nmodel = Net().cuda()\n")
+    write(tmp_path / "setup.cfg", """
+        [flake8]
+        select = TDL
+        torchdevice-preview = true
+        torchdevice-device-style = accelerator
+        torchdevice-device-name = dev
+    """)
+    result = flake8(tmp_path, "train.py", driver=True)
+    assert result.returncode == 1, result.stderr
+    assert [line.split(": ")[1].split()[0] for line in result.stdout.splitlines()] == ["TDL901", "TDL001"]
+    assert "preview=True, device_style='accelerator', device_name='dev'" in result.stderr
+
+    write(tmp_path / "setup.cfg", "[flake8]\nselect = TDL\n")  # preview off: the preview rule is quiet
+    result = flake8(tmp_path, "train.py", driver=True)
+    assert [line.split(": ")[1].split()[0] for line in result.stdout.splitlines()] == ["TDL001"]
+    assert "preview=False, device_style='cuda', device_name=None" in result.stderr
+
+    result = flake8(tmp_path, "--torchdevice-preview", "train.py", driver=True)  # the flag works too
+    assert [line.split(": ")[1].split()[0] for line in result.stdout.splitlines()] == ["TDL901", "TDL001"]
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("torchdevice-device-style = gpu", "torchdevice-device-style ([flake8] section or --torchdevice-device-style): "
+                                           "must be 'cuda' or 'accelerator', not 'gpu'"),
+        ("torchdevice-device-name = 2fast", "torchdevice-device-name ([flake8] section or --torchdevice-device-name): "
+                                            "must be a Python identifier"),
+    ],
+)
+def test_flake8_rejects_bad_torchdevice_options_naming_them(tmp_path, line, message):
+    write(tmp_path / "train.py", "import torch\nmodel = Net().cuda()\n")
+    write(tmp_path / "setup.cfg", f"[flake8]\nselect = TDL\n{line}\n")
+    result = flake8(tmp_path, "train.py")
+    assert result.returncode != 0
+    assert message in result.stdout + result.stderr
+    assert "TDL001" not in result.stdout
+
+
+def test_flake8_and_the_cli_agree_under_equivalent_configs(tmp_path):
+    import subprocess
+    import sys
+
+    write(tmp_path / "pkg" / "train.py", BUGGY)
+    write(tmp_path / "tests" / "test_x.py", BUGGY)
+    write(tmp_path / "setup.cfg", """
+        [flake8]
+        select = TDL
+        extend-ignore = TDL002
+        per-file-ignores = tests/*: TDL001
+    """)
+    write(tmp_path / "pyproject.toml", """
+        [tool.torchdevice-lint]
+        ignore = ["TDL002"]
+        per-file-ignores = { "tests/*" = ["TDL001"] }
+    """)
+    flake8_lines = flake8(tmp_path, "pkg", "tests").stdout.splitlines()
+    cli = subprocess.run(
+        [sys.executable, "-m", "torchdevice_lint.cli", "-q", "--output-format", "concise", "pkg", "tests"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    assert flake8_lines == [line.replace(" [*]", "") for line in cli.stdout.splitlines()]
+    assert flake8_lines == ["pkg/train.py:2:9: TDL001 `.cuda()` hardcodes CUDA and fails without a GPU; use `.to(device)`"]
