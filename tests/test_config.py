@@ -342,3 +342,11 @@ def test_flake8_and_the_cli_agree_under_equivalent_configs(tmp_path):
     )
     assert flake8_lines == [line.replace(" [*]", "") for line in cli.stdout.splitlines()]
     assert flake8_lines == ["pkg/train.py:2:9: TDL001 `.cuda()` hardcodes CUDA and fails without a GPU; use `.to(device)`"]
+
+
+def test_gitignore_outside_a_repository_covers_the_walked_tree(tmp_path):
+    write(tmp_path / ".gitignore", "*.tmp.py\n")
+    write(tmp_path / "sub" / "deep" / "x.tmp.py", BUGGY)
+    write(tmp_path / "sub" / "deep" / "y.py", BUGGY)
+    found = {os.path.relpath(p, tmp_path) for p in iter_python_files([str(tmp_path)], Config(root=tmp_path))}
+    assert found == {os.path.join("sub", "deep", "y.py")}

@@ -70,12 +70,12 @@ class _Walker:
         relative = relative_to_root(path, self.root)
         return relative != "." and self.exclude.matches(relative, is_dir)
 
-    def gitignored(self, path: Path, is_dir: bool) -> bool:
+    def gitignored(self, path: Path, is_dir: bool, top: Optional[Path] = None) -> bool:
         if not self.respect_gitignore:
             return False
         ignored: Optional[bool] = None
         # Shallowest first, so a deeper .gitignore (or a later pattern) has the last word.
-        for folder in reversed(self._gitignore_folders(path.parent)):
+        for folder in reversed(self._gitignore_folders(path.parent, top)):
             patterns = self._gitignore(folder)
             if patterns is None:
                 continue
@@ -84,13 +84,12 @@ class _Walker:
                 ignored = verdict
         return bool(ignored)
 
-    def _gitignore_folders(self, folder: Path) -> list[Path]:
-        """``folder`` and its parents up to the repository root (or up to ``folder`` outside a repository)."""
-        repo = self._repo_root(folder)
-        if repo is None:
-            return [folder]
+    def _gitignore_folders(self, folder: Path, top: Optional[Path] = None) -> list[Path]:
+        """``folder`` and its parents up to the repository root (outside a repository: up to ``top``,
+        the folder the walk started from)."""
+        stop = self._repo_root(folder) or top or folder
         folders = [folder]
-        while folders[-1] != repo and folders[-1].parent != folders[-1]:
+        while folders[-1] != stop and folders[-1].parent != folders[-1]:
             folders.append(folders[-1].parent)
         return folders
 
@@ -120,18 +119,19 @@ class _Walker:
 
     # ------------------------------------------------------------------ walk
     def walk(self, folder: str) -> Iterator[str]:
+        top = Path(folder).resolve()
         for root, dirs, files in os.walk(folder):
             base = Path(root).resolve()
             dirs[:] = sorted(
                 d
                 for d in dirs
-                if not self.excluded(os.path.join(root, d), True) and not self.gitignored(base / d, True)
+                if not self.excluded(os.path.join(root, d), True) and not self.gitignored(base / d, True, top)
             )
             for name in sorted(files):
                 if not name.endswith(SOURCE_SUFFIXES):
                     continue
                 path = os.path.join(root, name)
-                if not self.excluded(path, False) and not self.gitignored(base / name, False):
+                if not self.excluded(path, False) and not self.gitignored(base / name, False, top):
                     yield path
 
 
