@@ -350,3 +350,15 @@ def test_gitignore_outside_a_repository_covers_the_walked_tree(tmp_path):
     write(tmp_path / "sub" / "deep" / "y.py", BUGGY)
     found = {os.path.relpath(p, tmp_path) for p in iter_python_files([str(tmp_path)], Config(root=tmp_path))}
     assert found == {os.path.join("sub", "deep", "y.py")}
+
+
+def test_folders_above_the_project_never_match_exclude_patterns(tmp_path, monkeypatch):
+    outside = tmp_path / "venv" / "build" / "project"  # default-excluded names above the walked folder
+    write(outside / "train.py", BUGGY)
+    write(outside / "build" / "gen.py", BUGGY)  # but below it they count
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    config = resolve_config([str(outside)])
+    assert [os.path.relpath(p, outside) for p in iter_python_files([str(outside)], config)] == ["train.py"]
+    assert list(iter_python_files([str(outside / "train.py")], config)) == [str(outside / "train.py")]

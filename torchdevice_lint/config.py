@@ -111,15 +111,18 @@ class Config:
         return replace(self, **given)
 
 
-def relative_to_root(path: str, root: Path) -> str:
-    """``path`` relative to ``root`` in POSIX form; outside it, the path without leading ``../``."""
-    absolute = os.path.abspath(path)
-    try:
-        relative = os.path.relpath(absolute, root)
-    except ValueError:  # another drive on Windows
-        relative = absolute
-    parts = [part for part in Path(relative).parts if part not in ("..", os.sep)]
-    return "/".join(parts) or "."
+def relative_to_root(path: str, root: Path, fallback: Optional[Path] = None) -> str:
+    """``path`` in POSIX form relative to ``root``; outside it, relative to ``fallback`` (the folder
+    being walked), else just the file's name: folders above the project never match a pattern."""
+    absolute = Path(os.path.realpath(path))
+    for base in (root, fallback):
+        if base is None:
+            continue
+        try:
+            return absolute.relative_to(Path(os.path.realpath(base))).as_posix()
+        except ValueError:
+            continue
+    return absolute.name
 
 
 # ------------------------------------------------------------------ discovery

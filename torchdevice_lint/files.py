@@ -64,11 +64,11 @@ class _Walker:
         self._repo_roots: dict[Path, Optional[Path]] = {}
 
     # ------------------------------------------------------------- exclusion
-    def excluded(self, path: str, is_dir: bool) -> bool:
+    def excluded(self, path: str, is_dir: bool, top: Optional[Path] = None) -> bool:
         from torchdevice_lint.config import relative_to_root
 
-        relative = relative_to_root(path, self.root)
-        return relative != "." and self.exclude.matches(relative, is_dir)
+        relative = relative_to_root(path, self.root, top)
+        return relative not in (".", "") and self.exclude.matches(relative, is_dir)
 
     def gitignored(self, path: Path, is_dir: bool, top: Optional[Path] = None) -> bool:
         if not self.respect_gitignore:
@@ -125,13 +125,13 @@ class _Walker:
             dirs[:] = sorted(
                 d
                 for d in dirs
-                if not self.excluded(os.path.join(root, d), True) and not self.gitignored(base / d, True, top)
+                if not self.excluded(os.path.join(root, d), True, top) and not self.gitignored(base / d, True, top)
             )
             for name in sorted(files):
                 if not name.endswith(SOURCE_SUFFIXES):
                     continue
                 path = os.path.join(root, name)
-                if not self.excluded(path, False) and not self.gitignored(base / name, False, top):
+                if not self.excluded(path, False, top) and not self.gitignored(base / name, False, top):
                     yield path
 
 
