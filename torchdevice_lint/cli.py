@@ -17,7 +17,7 @@ from torchdevice_lint.config import (
     check_device_name,
     resolve_config,
 )
-from torchdevice_lint.engine import Linter, Settings
+from torchdevice_lint.engine import Linter
 from torchdevice_lint.files import STDIN, MissingPath, iter_python_files
 from torchdevice_lint.notebook import Notebook, NotebookError, is_notebook
 from torchdevice_lint.output import FORMATS, Entry, write_entries
@@ -26,7 +26,7 @@ from torchdevice_lint.progress import Progress, Summary, bar_wanted
 from torchdevice_lint.rules import ALL_RULES
 from torchdevice_lint.cache import CACHE_DIR_ENV, DEFAULT_CACHE_DIR, ResultCache
 from torchdevice_lint.parallel import default_jobs, map_in_order
-from torchdevice_lint.runner import FileJob, FileResult, process_file, write_atomically
+from torchdevice_lint.runner import FileJob, FileResult, write_atomically
 
 #: Kept for callers of the earlier API: what a run did.
 RunSummary = Summary
@@ -63,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="comma-separated patterns to skip in addition to 'exclude'")
     files.add_argument("--respect-gitignore", action=argparse.BooleanOptionalAction, default=None,
                        help="skip what .gitignore files ignore (default: on)")
-    files.add_argument("--stdin-filename", default=STDIN, help="name to report for '-' (a .ipynb name reads a notebook)")
+    files.add_argument("--stdin-filename", default=STDIN,
+                       help="name to report for '-' (a .ipynb name reads a notebook)")
 
     output = parser.add_argument_group("output")
     output.add_argument("--output-format", choices=FORMATS, default="full",

@@ -56,7 +56,7 @@ class Config:
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True
     device_name: Optional[str] = None
-    device_style: str = "cuda"
+    device_style: str = "cuda"  # noqa: TDL002 - the name of a style, not a device
     preview: bool = False
 
     # ----------------------------------------------------------------- settings

@@ -64,7 +64,8 @@ class TorchDevicePlugin:
 
         try:
             style = check_device_style(
-                options.torchdevice_device_style, "flake8 option torchdevice-device-style ([flake8] section or --torchdevice-device-style)"
+                options.torchdevice_device_style,
+                "flake8 option torchdevice-device-style ([flake8] section or --torchdevice-device-style)",
             )
             name = options.torchdevice_device_name
             if name is not None:

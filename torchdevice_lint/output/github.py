@@ -25,7 +25,11 @@ def format_entry(entry: "Entry") -> str:
     properties = [f"file={escape_property(entry.path)}", f"line={entry.disk_line}"]
     message = finding.message
     if finding.cell is None:
-        properties += [f"col={finding.column + 1}", f"endLine={finding.end_line}", f"endColumn={finding.end_column + 1}"]
+        properties += [
+            f"col={finding.column + 1}",
+            f"endLine={finding.end_line}",
+            f"endColumn={finding.end_column + 1}",
+        ]
     else:  # the annotation sits on the notebook's JSON line; say where in the cell
         message = f"cell {finding.cell}, line {finding.line}, column {finding.column + 1}: {message}"
     properties.append(f"title={escape_property(finding.code)}")
