@@ -105,7 +105,7 @@ class Linter:
     def fix(self, source: Source, unsafe: bool = False) -> FixResult:
         if not self._may_match(source) or (self.noqa and skips_file(source)):
             return FixResult(source, [], 0)
-        module = parse(source)
+        module = original = parse(source)
         applied = 0
         for _ in range(MAX_FIX_ROUNDS):
             reports = self._run_rules(module)
@@ -124,9 +124,10 @@ class Linter:
             module = self._apply(module, chosen)
             applied += len(chosen)
         remaining = self._findings(module, self._run_rules(module)) if applied else self._findings(module, reports)
-        if not applied:  # LibCST round-trips exactly: skip the code generation
+        if not applied:  # nothing to write: hand back the very input
             return FixResult(source, [f for f in remaining if f is not None], 0)
         output: Source = module.bytes if isinstance(source, bytes) else module.code
+        output = _keep_what_libcst_drops(source, original, output)
         return FixResult(output, [f for f in remaining if f is not None], applied)
 
     # -------------------------------------------------------------- internals
@@ -183,6 +184,23 @@ class Linter:
             return cst.parse_module(updated.bytes)
         except cst.ParserSyntaxError as error:  # a bug in a rule's fix, never the user's
             raise AssertionError(f"a fix produced code that does not parse: {error}") from error
+
+
+def _keep_what_libcst_drops(source: Source, original: cst.Module, output: Source) -> Source:
+    """``output``, or a `SourceError` when LibCST cannot give back the untouched parts byte for byte.
+
+    LibCST reproduces a file exactly except one known case: a final lone ``\\r`` (a file with
+    old Mac line endings, or mixed ones, ending in CR) is dropped. That one is put back; any
+    other difference means lines the fixes never touched would change, so the file is refused.
+    """
+    regenerated = original.bytes if isinstance(source, bytes) else original.code
+    if regenerated == source:
+        return output
+    cr = b"\r" if isinstance(source, bytes) else "\r"
+    lf = b"\n" if isinstance(source, bytes) else "\n"
+    if source.endswith(cr) and regenerated + cr == source:  # type: ignore[operator]
+        return output if output.endswith((cr, lf)) else output + cr  # type: ignore[operator,arg-type]
+    raise SourceError("cannot fix: LibCST does not reproduce this file byte for byte")
 
 
 class _Replacer(cst.CSTTransformer):
