@@ -56,7 +56,7 @@ class Config:
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True
     device_name: Optional[str] = None
-    device_style: str = "cuda"  # noqa: TDL002 - the name of a style, not a device
+    device_style: str = "cuda"
     preview: bool = False
 
     # ----------------------------------------------------------------- settings

@@ -45,7 +45,7 @@ _PASS_THROUGH_ITERATORS = frozenset({"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "ite
 
 def looks_like_device_name(identifier: str) -> bool:
     lowered = identifier.lower()
-    return lowered in DEVICE_NAME_HINTS or lowered.endswith("_device") or lowered.startswith("device_")
+    return lowered in DEVICE_NAME_HINTS or lowered.endswith("_device")
 
 
 @dataclass
