@@ -238,7 +238,7 @@ class Run:
                 sys.stdout.buffer.write(result.fixed)
             elif result.changed:
                 try:
-                    write_atomically(path, result.fixed)
+                    write_atomically(path, result.fixed, expected=result.original)
                 except OSError as error:
                     self.report_error(shown, f"cannot write: {error.strerror or error}")
                     return

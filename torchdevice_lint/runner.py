@@ -162,18 +162,37 @@ class FileJob:
         return result
 
 
-def write_atomically(path: str, data: bytes) -> None:
-    """Write through a temporary file and a rename: a file is always wholly old or new."""
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    if not os.access(path, os.W_OK):
+def write_atomically(path: str, data: bytes, expected: Optional[bytes] = None) -> None:
+    """Write through a temporary file and a rename: a file is always wholly old or new.
+
+    The new file keeps the old one's mode (and owner, where allowed); a symlink is followed and
+    its target rewritten. With ``expected``, a file whose bytes are no longer those is left
+    alone (someone edited it since it was read). Raises OSError with a one-line ``strerror``.
+    """
+    target = os.path.realpath(path)
+    info = os.stat(target)
+    mode = stat.S_IMODE(info.st_mode)
+    # No write bit means "leave me alone", for root too (whom os.access lets write anything).
+    if not os.access(target, os.W_OK) or not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         raise PermissionError(13, "file is read-only")
-    folder = os.path.dirname(os.path.abspath(path))
+    if expected is not None:
+        with open(target, "rb") as handle:
+            if handle.read() != expected:
+                raise OSError(0, "file changed since it was read; run again")
+    folder = os.path.dirname(target)
     descriptor, temporary = tempfile.mkstemp(prefix=".torchdevice-", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.chmod(temporary, mode)
-        os.replace(temporary, path)
+        if hasattr(os, "chown") and (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
+            try:
+                os.chown(temporary, info.st_uid, info.st_gid)
+            except OSError:
+                pass
+        os.replace(temporary, target)
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)
