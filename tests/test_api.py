@@ -109,3 +109,13 @@ def test_the_cli_runs_on_the_public_linter():
     from torchdevice_lint import runner
 
     assert runner.Linter is torchdevice_lint.Linter
+
+
+def test_importing_the_package_does_not_load_libcst():
+    """The verifier's pytest plugin imports the package in every pytest run of its users."""
+    import subprocess
+    import sys
+
+    code = "import sys, torchdevice_lint.verify.pytest_plugin; print('libcst' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+    assert __import__("torchdevice_lint").lint_source is not None

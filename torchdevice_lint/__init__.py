@@ -11,10 +11,39 @@ The Python API, which ``torchdevice-fix`` and the flake8 plugin use themselves:
 Settings from a ``pyproject.toml``: ``torchdevice_lint.config.resolve_config([path]).settings()``.
 """
 
-from torchdevice_lint.engine import FixResult, Linter, Settings, SourceError, fix_source, lint_source
-from torchdevice_lint.findings import Finding, Safety
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from torchdevice_lint.engine import FixResult, Linter, Settings, SourceError, fix_source, lint_source
+    from torchdevice_lint.findings import Finding, Safety
+
+#: Where each public name lives. Loaded on first use: pytest imports this package for the
+#: verifier's plugin in every test run of every project that installs it, and that must not
+#: pay for LibCST.
+_PUBLIC = {
+    "FixResult": "engine",
+    "Linter": "engine",
+    "Settings": "engine",
+    "SourceError": "engine",
+    "fix_source": "engine",
+    "lint_source": "engine",
+    "Finding": "findings",
+    "Safety": "findings",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'torchdevice_lint' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"torchdevice_lint.{module}"), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "Finding",
