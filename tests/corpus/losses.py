@@ -174,6 +174,6 @@ class ReciprocalRankLoss(nn.Module):
     def forward(self, scores, relevance):
         k = min(self.k, scores.size(-1))
         normaliser = (1.0 / torch.arange(1, k + 1, dtype=torch.float32)).sum()  # ok: TDL003  reduced to 0-dim
-        top = scores.topk(k, dim=-1).indices
-        gains = relevance.gather(-1, top).float()
-        return -(gains.sum(-1) / normaliser).mean()
+        top = scores.softmax(dim=-1).topk(k, dim=-1)
+        gains = relevance.gather(-1, top.indices).float() * top.values
+        return -(gains.sum(-1) / normaliser).mean() + 0.01 * scores.pow(2).mean() * normaliser
