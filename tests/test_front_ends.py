@@ -64,3 +64,30 @@ def test_pre_commit_hooks_with_try_repo(tmp_path):
 
     again = run(pre_commit, "try-repo", str(ROOT), "torchdevice-fix", "--files", "train.py", cwd=work, env=env)
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
+def test_pre_commit_run_all_files_with_both_hooks(tmp_path):
+    pre_commit = shutil.which("pre-commit") or os.path.join(os.path.dirname(sys.executable), "pre-commit")
+    if not os.path.exists(pre_commit):
+        pytest.skip("pre-commit is not installed")
+    rev = run("git", "rev-parse", "HEAD", cwd=ROOT).stdout.strip()
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    (work / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {ROOT}\n    rev: {rev}\n    hooks:\n"
+        "      - id: torchdevice-fix\n      - id: torchdevice-lint\n"
+    )
+    (work / "train.py").write_text("import torch\nmodel = Net().cuda()\nx = y.cuda(1)\n")
+    (work / "clean.py").write_text("import torch\nmodel = Net().to(device)\n")
+    run("git", "init", "-q", cwd=work, env=env)
+    run("git", "add", ".", cwd=work, env=env)
+
+    first = run(pre_commit, "run", "--all-files", cwd=work, env=env)
+    assert first.returncode == 1, first.stdout + first.stderr
+    fixed = (work / "train.py").read_text()
+    assert "model = Net().to(device)" in fixed and "y.cuda(1)" in fixed  # the unsafe fix is not applied
+    assert "TDL001" in first.stdout  # the check hook still reports what is left
+    assert (work / "clean.py").read_text() == "import torch\nmodel = Net().to(device)\n"
