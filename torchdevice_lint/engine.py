@@ -5,10 +5,13 @@ The flake8 plugin, the CLI and the Python API are thin layers over `Linter`.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import io
 import re
+import textwrap
 import tokenize
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator, Optional, Sequence, Union
@@ -485,12 +488,27 @@ def parse(source: Source) -> cst.Module:
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as error:
-        message = str(error).strip().splitlines()[0]
-        raise SourceError(f"syntax error at line {error.raw_line}, column {error.raw_column}: {message}") from None
+        raise SourceError(_syntax_error(source, error)) from None
     except (UnicodeDecodeError, LookupError, SyntaxError) as error:
         raise SourceError(f"cannot decode: {error}") from None
     except RecursionError:
         raise SourceError("too deeply nested to parse") from None
+
+
+def _syntax_error(source: Source, error: cst.ParserSyntaxError) -> str:
+    """One line: Python's own diagnosis (clearer than LibCST's list of expected tokens)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, "<file>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as python:
+        return f"syntax error at line {python.lineno}, column {python.offset}: {python.msg}"
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    else:  # valid Python that this LibCST cannot read (newer syntax, for one)
+        detail = error.message.removeprefix("parser error: ")
+        return f"LibCST cannot parse this file (Python can): {textwrap.shorten(detail, 100)}"
+    return f"syntax error at line {error.raw_line}, column {error.raw_column + 1}"
 
 
 def lint_source(
