@@ -35,7 +35,7 @@ class FileResult:
 
 #: Larger files are refused: LibCST needs about 200 bytes of memory per byte of source, and
 #: the largest hand-written modules seen (torch/nn/functional.py, diffusers) are near 300 kB.
-MAX_FILE_BYTES = 2 * 1024 * 1024
+MAX_FILE_BYTES = 2_000_000
 
 
 def process_file(
