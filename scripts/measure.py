@@ -1,73 +1,161 @@
 """Run the linter over any folder and print findings per rule and per file.
 
-    python scripts/measure.py PATH [--fix-check] [--show N] [--select TDL003]
+    python scripts/measure.py PATH [--fix-check] [--jobs N] [--show N] [--select TDL003]
 
 ``--fix-check`` also fixes every file in memory (unsafe fixes included) and checks that the
-output parses and that a second fix changes nothing. Nothing is written to disk.
+output parses (and compiles, where the input did), that a second fix changes nothing, and
+that every line without a finding comes out byte for byte (up to the two binding lines a fix
+may insert). Notebooks are checked through the notebook front end: the fixed notebook must
+be a notebook again and fixing it twice must change nothing. Nothing is written to disk.
+``--jobs`` spreads the files over worker processes (the report is the same).
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import re
 import sys
 import time
 import traceback
+import warnings
+from dataclasses import dataclass, field
+from typing import Optional
 
 import libcst as cst
 
-from torchdevice_lint.files import MissingPath, iter_python_files
 from torchdevice_lint.engine import Linter, Settings, SourceError
+from torchdevice_lint.files import MissingPath, iter_python_files
+from torchdevice_lint.findings import Finding
+from torchdevice_lint.notebook import Notebook, fix_notebook, is_notebook, lint_notebook
+from torchdevice_lint.parallel import map_in_order
+
+_LINE = re.compile(rb"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
+
+
+@dataclass
+class Outcome:
+    lines: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    #: unreadable, crash, unparsable, not-compiling, not-idempotent, lines-changed (or None)
+    problem: Optional[str] = None
+    detail: str = ""
+
+
+class Check:
+    """One file's lint (and fix check); a picklable callable for worker processes."""
+
+    def __init__(self, select: tuple[str, ...], fix_check: bool) -> None:
+        self.linter = Linter(Settings(select=select))
+        self.fix_check = fix_check
+
+    def __call__(self, path: str) -> Outcome:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError as error:
+            return Outcome(problem="unreadable", detail=str(error))
+        outcome = Outcome(lines=data.count(b"\n"))
+        try:
+            if is_notebook(path):
+                outcome.findings = lint_notebook(data, self.linter)
+                if self.fix_check:
+                    self._check_notebook(data, outcome)
+            else:
+                outcome.findings = self.linter.lint(data)
+                if self.fix_check:
+                    self._check_fix(data, outcome)
+        except SourceError as error:
+            outcome.problem, outcome.detail = "unreadable", str(error)
+        except Exception:  # a crash is what this script exists to find
+            outcome.problem, outcome.detail = "crash", traceback.format_exc()
+        return outcome
+
+    def _check_fix(self, data: bytes, outcome: Outcome) -> None:
+        result = self.linter.fix(data, unsafe=True)
+        once = result.source
+        assert isinstance(once, bytes)
+        try:
+            cst.parse_module(once)
+        except cst.ParserSyntaxError as error:
+            outcome.problem, outcome.detail = "unparsable", str(error).splitlines()[0]
+            return
+        if _compiles(data) and not _compiles(once):
+            outcome.problem = "not-compiling"
+            return
+        if self.linter.fix(once, unsafe=True).source != once:
+            outcome.problem = "not-idempotent"
+            return
+        touched = {line for f in outcome.findings for line in range(f.line, f.end_line + 1)}
+        before, after = _LINE.findall(data), _LINE.findall(once)
+        kept = collections.Counter(line for number, line in enumerate(before, 1) if number not in touched)
+        lost = kept - collections.Counter(after)
+        if lost or not 0 <= len(after) - len(before) <= 2:
+            outcome.problem = "lines-changed"
+            outcome.detail = repr(list(lost)[:3])
+
+    def _check_notebook(self, data: bytes, outcome: Outcome) -> None:
+        once = fix_notebook(data, self.linter, unsafe=True).data
+        Notebook.parse(once)
+        if fix_notebook(once, self.linter, unsafe=True).data != once:
+            outcome.problem = "not-idempotent"
+
+
+def _compiles(data: bytes) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            compile(data, "<file>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            return False
+    return True
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+")
     parser.add_argument("--fix-check", action="store_true")
+    parser.add_argument("--jobs", "-j", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--show", type=int, default=0, help="print up to N findings per rule")
     parser.add_argument("--select", default=None)
     args = parser.parse_args()
     select = tuple(args.select.split(",")) if args.select else ("TDL",)
-    linter = Linter(Settings(select=select))
     per_rule: collections.Counter[str] = collections.Counter()
     per_file: collections.Counter[str] = collections.Counter()
+    problems: collections.Counter[str] = collections.Counter()
     examples: dict[str, list[str]] = collections.defaultdict(list)
-    files = errors = crashes = unparsable = not_idempotent = lines = 0
-    started = time.perf_counter()
+    paths = []
     for path in iter_python_files(args.paths):
         if isinstance(path, MissingPath):
             print(f"missing: {path}", file=sys.stderr)
-            continue
+        else:
+            paths.append(path)
+    files = lines = notebooks = 0
+    started = time.perf_counter()
+    for path, outcome in map_in_order(Check(select, args.fix_check), paths, args.jobs):
         files += 1
-        data = open(path, "rb").read()
-        lines += data.count(b"\n")
-        try:
-            findings = linter.lint(data)
-            if args.fix_check:
-                once = linter.fix(data, unsafe=True).source
-                cst.parse_module(once)
-                if linter.fix(once, unsafe=True).source != once:
-                    not_idempotent += 1
-                    print(f"NOT IDEMPOTENT: {path}", file=sys.stderr)
-        except SourceError:
-            errors += 1
-            continue
-        except cst.ParserSyntaxError:
-            unparsable += 1
-            print(f"FIX DOES NOT PARSE: {path}", file=sys.stderr)
-            continue
-        except Exception:  # a crash is what this script exists to find
-            crashes += 1
-            print(f"CRASH: {path}\n{traceback.format_exc()}", file=sys.stderr)
-            continue
-        for finding in findings:
+        notebooks += is_notebook(path)
+        lines += outcome.lines
+        if outcome.problem is not None:
+            problems[outcome.problem] += 1
+            if outcome.problem != "unreadable":
+                print(f"{outcome.problem.upper()}: {path} {outcome.detail}", file=sys.stderr)
+            if outcome.problem in ("unreadable", "crash"):
+                continue
+        for finding in outcome.findings:
             per_rule[finding.code] += 1
             per_file[path] += 1
             if len(examples[finding.code]) < args.show:
                 examples[finding.code].append(f"{path}:{finding.line}:{finding.column + 1}: {finding.message}")
     elapsed = time.perf_counter() - started
-    print(f"files {files}, lines {lines}, unreadable {errors}, crashes {crashes}, "
-          f"unparsable fixes {unparsable}, non-idempotent {not_idempotent}, {elapsed:.1f} s")
+    checked = files - problems["unreadable"] - problems["crash"]
+    print(f"files {files} ({notebooks} notebooks), lines {lines}, unreadable {problems['unreadable']}, "
+          f"crashes {problems['crash']}, unparsable fixes {problems['unparsable']}, "
+          f"fixes that no longer compile {problems['not-compiling']}, non-idempotent {problems['not-idempotent']}, "
+          f"untouched lines changed {problems['lines-changed']}, {elapsed:.1f} s")
+    if args.fix_check and checked:
+        idempotent = checked - problems["not-idempotent"] - problems["unparsable"]
+        print(f"fix check: {checked} files, {100 * idempotent / checked:.2f}% idempotent")
     print("findings per rule:")
     for code, count in sorted(per_rule.items()):
         print(f"  {code}: {count}")
@@ -78,7 +166,8 @@ def main() -> int:
         print(f"\n{code} examples:")
         for line in shown:
             print(f"  {line}")
-    return 1 if crashes or unparsable or not_idempotent else 0
+    bad = sum(problems[name] for name in ("crash", "unparsable", "not-compiling", "not-idempotent", "lines-changed"))
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
