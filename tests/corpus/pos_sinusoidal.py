@@ -29,7 +29,7 @@ class PlainAttributeEncoding(nn.Module):
 
     def __init__(self, d_model, max_len=512):
         super().__init__()
-        table = torch.zeros(max_len, d_model)  # expect: TDL003  never moved, added to forward's input
+        table = torch.zeros(max_len, d_model)  # ok: TDL003  a plain attribute that never moves is TDL009's finding
         position = torch.arange(max_len).unsqueeze(1).float()  # ok: TDL003  only its values are copied into the table
         freqs = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))  # ok: TDL003
         table[:, 0::2] = torch.sin(position * freqs)

@@ -25,7 +25,7 @@ from torchdevice_lint.analysis.tree import (
     positional_arguments,
     string_value,
 )
-from torchdevice_lint.analysis.values import DEVICE_OBJECT, UNKNOWN, Kind, Place, Value, merge
+from torchdevice_lint.analysis.values import DEVICE_OBJECT, UNKNOWN, Kind, Place, Value, merge, merge_call_sites
 
 FunctionOrModule = Union[cst.FunctionDef, cst.Module, cst.ClassDef]
 
@@ -34,7 +34,7 @@ ENTRY_METHODS = frozenset(
     {"forward", "training_step", "validation_step", "test_step", "predict_step"}
 )
 
-_DEVICE_MENTION = re.compile(r"cuda|device|\.to\(|mps|accelerator|xpu")
+_DEVICE_MENTION = re.compile(r"\bcuda\b|device|\.to\(|\bmps\b|accelerator|\bxpu\b")
 
 #: Identifiers that, bound to anything but None, name the run's device.
 DEVICE_NAME_HINTS = ("device", "dev")
@@ -117,6 +117,10 @@ class FlowAnalysis:
         self._counter = 0
         self._seeds: dict[cst.FunctionDef, dict[int, Value]] = {}
         self._reseeded: set[cst.FunctionDef] = set()
+        #: Bodies that called a function of the file before its return value was known.
+        self._awaiting: set[FunctionOrModule] = set()
+        #: Inside ``with pytest.raises(...)``: a mismatch there is provoked on purpose.
+        self._expecting_errors = False
         #: What each function of the file returns, merged over its return statements.
         self.returns: dict[cst.FunctionDef, Value] = {}
         #: What each generator of the file yields, merged over its yield expressions.
@@ -145,12 +149,19 @@ class FlowAnalysis:
         )
         for function in ordered:
             self._walk_function(function, function_parents)
-        # Helpers called with device tensors: walk them again with those inputs seeded.
+        # Helpers called with device tensors, and callers that ran before their callees'
+        # return values were known: walk them again.
         for _ in range(3):
-            pending = [f for f in ordered if f in self._reseeded]
+            pending = [f for f in ordered if f in self._reseeded or f in self._awaiting]
+            rewalk_module = self.module in self._awaiting
             self._reseeded.clear()
+            self._awaiting.clear()
+            if rewalk_module:
+                self._walk_block(self.module.body, module_scope)
             for function in pending:
                 self._walk_function(function, function_parents)
+            if not pending and not rewalk_module:
+                break
 
     def _collect(
         self,
@@ -223,6 +234,9 @@ class FlowAnalysis:
         scope = Scope(function, parent_scope, owner)
         self.returns.pop(function, None)
         self.yields.pop(function, None)
+        declared = self._annotation_value(function.returns)
+        if declared.kind is not Kind.UNKNOWN:
+            self.returns[function] = declared
         self._counter += 1
         scope.start = self._counter
         self.scopes[function] = scope
@@ -242,7 +256,7 @@ class FlowAnalysis:
             is_method and owner.is_module and function.name.value in ENTRY_METHODS
         )
         seeds = self._seeds.get(function, {})
-        tensor_evidence = names_used_as_tensors(function, lenient=inputs_on_device)
+        tensor_evidence = names_used_as_tensors(function, self.imports, lenient=inputs_on_device)
         for index, param in enumerate([*positional, *params.kwonly_params]):
             name = param.name.value
             if index == 0 and is_method:
@@ -253,7 +267,7 @@ class FlowAnalysis:
             seeded = seeds.get(index)
             if seeded is not None:
                 kind = value.kind if value.kind is not Kind.UNKNOWN else seeded.kind
-                value = Value(kind, seeded.place, seeded.origin, seeded.type_name, seeded.elements)
+                value = Value(kind, seeded.place, seeded.origins, seeded.type_name, seeded.elements)
             elif inputs_on_device and param in positional and value.kind is Kind.TENSOR:
                 value = value.moved_to(Place.DEVICE)
             has_none_default = isinstance(param.default, cst.Name) and param.default.value == "None"
@@ -283,8 +297,17 @@ class FlowAnalysis:
             return Value(Kind.TENSOR)
         if qualified == "torch.device":
             return DEVICE_OBJECT
-        if qualified == "torch.nn.Module" or (qualified and torch_api.is_torch_nn_module_class(qualified)):
+        if qualified == "torch.nn.Module":
             return Value(Kind.MODULE)
+        if qualified and torch_api.is_torch_nn_module_class(qualified):
+            return Value(Kind.MODULE, type_name=qualified)
+        name = annotation.annotation
+        if isinstance(name, cst.SimpleString):  # a forward reference: "Encoder"
+            text = string_value(name)
+            name = cst.Name(text) if text and text.isidentifier() else name
+        local = self.classes.get(name.value) if isinstance(name, cst.Name) else None
+        if local is not None and local.is_module:
+            return Value(Kind.MODULE, type_name=name.value)
         return UNKNOWN
 
     # ------------------------------------------------------------ statements
@@ -314,19 +337,19 @@ class FlowAnalysis:
             self._evaluate(statement.test, scope)
             self._walk_suite(statement.body, scope)
         elif isinstance(statement, cst.With):
-            sets_device = False
+            sets_device = expects_error = False
             for item in statement.items:
                 value = self._evaluate(item.item, scope)
-                if isinstance(item.item, cst.Call) and self.imports.qualified_name(item.item.func) == "torch.device":
-                    sets_device = True
+                if isinstance(item.item, cst.Call):
+                    sets_device |= self.imports.qualified_name(item.item.func) == "torch.device"
+                    expects_error |= _is_expected_error_block(item.item)
                 if item.asname is not None:
                     self._assign(item.asname.name, value, scope)
-            if sets_device:
-                saved, self.sets_default_device = self.sets_default_device, True
-                self._walk_suite(statement.body, scope)
-                self.sets_default_device = saved
-            else:
-                self._walk_suite(statement.body, scope)
+            saved = (self.sets_default_device, self._expecting_errors)
+            self.sets_default_device |= sets_device
+            self._expecting_errors |= expects_error
+            self._walk_suite(statement.body, scope)
+            self.sets_default_device, self._expecting_errors = saved
         elif isinstance(statement, cst.Try):
             self._walk_suite(statement.body, scope)
             for handler in statement.handlers:
@@ -536,8 +559,15 @@ class FlowAnalysis:
         if isinstance(node, cst.Subscript):
             receiver = self._evaluate(node.value, scope)
             self._evaluate_children_except(node, node.value, scope)
+            if receiver.kind is Kind.MODULE:
+                return Value(Kind.MODULE, receiver.place)  # an element of a ModuleList
+            if receiver.is_cpu_factory_tensor:
+                # A device index into a CPU tensor raises (the reverse is allowed).
+                indices = [(e.slice.value, self.values.get(e.slice.value, UNKNOWN))
+                           for e in node.slice if isinstance(e.slice, cst.Index)]
+                self._record_meeting(node, [(node.value, receiver), *indices])
             if receiver.kind is Kind.TENSOR:
-                return receiver
+                return receiver if _only_slices(node) else Value(Kind.TENSOR, receiver.place)
             return Value(place=Place.DEVICE) if receiver.place is Place.DEVICE else UNKNOWN
         if isinstance(node, cst.IfExp):
             return self._evaluate_conditional(node, scope)
@@ -632,7 +662,7 @@ class FlowAnalysis:
             helper = self.functions.get(node.func.value)
             if helper is not None and scope.lookup(node.func.value) is None:
                 self._seed(helper, argument_values, offset=0)
-                return self.returns.get(helper, UNKNOWN)
+                return self._returned_by(helper, scope)
         if callee.kind is Kind.MODULE:
             return self._evaluate_module_call(node, callee, argument_values)
         return UNKNOWN
@@ -640,6 +670,9 @@ class FlowAnalysis:
     def _evaluate_library_call(self, node, qualified, argument_values, scope) -> Value:
         if qualified in torch_api.FACTORIES:
             return self._evaluate_factory(node, qualified)
+        if qualified == "torch.meshgrid" and all(arg.keyword is not None or not arg.star for arg in node.args):
+            grids = [Value(Kind.TENSOR, v.place, v.origins) for arg, v in argument_values if arg.keyword is None]
+            return Value(elements=tuple(grids)) if len(grids) > 1 else UNKNOWN
         if qualified == "torch.device":
             return DEVICE_OBJECT
         if qualified in torch_api.TENSOR_FUNCTIONS or qualified.startswith("torch.nn.functional."):
@@ -647,15 +680,17 @@ class FlowAnalysis:
             if qualified in torch_api.COMBINING_FUNCTIONS:
                 self._record_meeting(node, tensor_values)
             result = combine([value for _, value in tensor_values])
-            return Value(Kind.TENSOR, result.place, result.origin)
+            return Value(Kind.TENSOR, result.place, result.origins)
         if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1].endswith("_like") and argument_values:
             first = argument_values[0][1]
-            return Value(Kind.TENSOR, first.place, first.origin)
+            return Value(Kind.TENSOR, first.place, first.origins)
         if qualified in torch_api.NN_TENSOR_CLASSES:
             first = argument_values[0][1] if argument_values else UNKNOWN
             return Value(Kind.TENSOR, first.place)
         if torch_api.is_torch_nn_module_class(qualified):
-            return Value(Kind.MODULE, Place.CPU, type_name=qualified)
+            # ``nn.CrossEntropyLoss(weight=torch.tensor([...]))`` holds a CPU buffer until moved.
+            origins = frozenset().union(*(v.origins for _, v in argument_values if v.is_cpu_factory_tensor))
+            return Value(Kind.MODULE, Place.CPU, origins, type_name=qualified)
         if qualified in torch_api.TENSOR_LOADERS:
             return Value(Kind.LOADER)
         if qualified in torch_api.IN_PLACE_CLASSES:
@@ -672,7 +707,7 @@ class FlowAnalysis:
             return Value(Kind.TENSOR)
         if is_zero_dim_factory(node, qualified):
             return Value(Kind.TENSOR, Place.CPU)
-        return Value(Kind.TENSOR, Place.CPU, node)
+        return Value(Kind.TENSOR, Place.CPU, frozenset({node}))
 
     def _evaluate_method_call(self, node, receiver: Value, method: str, argument_values, scope) -> Value:
         if method in ("to", "cuda", "cpu", "type_as"):
@@ -686,26 +721,40 @@ class FlowAnalysis:
                 name = string_value(node.args[0].value)
                 if name is not None and scope.owner_class.is_module:
                     scope.owner_class.attributes[name] = Value(Kind.TENSOR, Place.DEVICE)
-            if isinstance(node.func.value, cst.Name) and node.func.value.value == "self" and scope.owner_class:
-                helper = method_named(scope.owner_class.node, method)
-                if helper is not None:
-                    self._seed(helper, argument_values, offset=1)
-            return UNKNOWN
+            return self._evaluate_own_method(node, receiver, method, argument_values, scope)
         if receiver.kind is Kind.TENSOR:
             if method in torch_api.SAME_DEVICE_CONSTRUCTOR_METHODS:
                 return Value(Kind.TENSOR, receiver.place)
+            if method in torch_api.FULL_REDUCTIONS and not node.args:
+                return Value(Kind.TENSOR, receiver.place)  # 0-dim: may meet any device
+            if method == "type" and node.args:
+                return receiver
             if method in torch_api.COMBINING_METHODS:
                 participants = [(node.func.value, receiver), *tensor_arguments(argument_values, self.values)]
                 self._record_meeting(node, participants)
                 return combine([value for _, value in participants])
             if method in torch_api.TENSOR_RETURNING_METHODS:
                 return receiver
-        if receiver.kind is Kind.UNKNOWN and isinstance(node.func.value, cst.Name) and node.func.value.value == "self":
-            owner = scope.owner_class
-            helper = method_named(owner.node, method) if owner is not None else None
-            if helper is not None:
-                self._seed(helper, argument_values, offset=1)
+        if receiver.kind is Kind.UNKNOWN and method in torch_api.TENSOR_ONLY_METHODS:
+            return Value(Kind.TENSOR, receiver.place)  # only tensors have .detach(), .unsqueeze(), ...
+        if receiver.kind is Kind.UNKNOWN and receiver.place is Place.DEVICE and method in torch_api.TENSOR_RETURNING_METHODS:
+            return Value(place=Place.DEVICE)  # a model's output, reshaped: still where it was
+        if receiver.kind in (Kind.UNKNOWN, Kind.IN_PLACE):
+            return self._evaluate_own_method(node, receiver, method, argument_values, scope)
         return UNKNOWN
+
+    def _evaluate_own_method(self, node, receiver: Value, method: str, argument_values, scope) -> Value:
+        """``self.helper(x)`` or ``model.init_hidden(n)`` on a class of this file."""
+        owner: Optional[ClassInfo] = None
+        if isinstance(node.func.value, cst.Name) and node.func.value.value == "self":
+            owner = scope.owner_class
+        elif receiver.type_name is not None:
+            owner = self.classes.get(receiver.type_name)
+        helper = method_named(owner.node, method) if owner is not None else None
+        if helper is None:
+            return UNKNOWN
+        self._seed(helper, argument_values, offset=0 if _is_static(helper) else 1)
+        return self._returned_by(helper, scope)
 
     def _evaluate_move(self, node: cst.Call, receiver: Value, method: str) -> Value:
         if method == "cuda":
@@ -728,9 +777,30 @@ class FlowAnalysis:
             return receiver.moved_to(target_value.place)
         return receiver.moved_to(device_argument_place(target, self.values))
 
+    def _returned_by(self, function: cst.FunctionDef, scope: Scope) -> Value:
+        """What a function of the file returns; its caller is walked again if not known yet."""
+        if function not in self.returns and function not in self.scopes:
+            self._awaiting.add(scope.node)
+        return self.returns.get(function, UNKNOWN)
+
     def _evaluate_module_call(self, node: cst.Call, module: Value, argument_values) -> Value:
+        """A module called on tensors: where they must meet its parameters, or each other."""
+        type_name = module.type_name or ""
+        local = self.classes.get(type_name)
+        if local is not None:
+            # A module of this file: what its forward does with the inputs decides.
+            forward = method_named(local.node, "forward")
+            if forward is not None:
+                self._seed(forward, argument_values, offset=1)
+                result = self.returns.get(forward, UNKNOWN)
+                return Value(result.kind, module.place if module.place is Place.DEVICE else Place.UNKNOWN)
+        if type_name in torch_api.CPU_TARGET_LOSSES:
+            return Value(Kind.TENSOR)
         tensor_values = list(tensor_arguments(argument_values, self.values, lengths_allowed=False))
-        if module.place is Place.DEVICE:
+        if type_name.startswith("torch.nn.") and not type_name.endswith("Loss") and not _owns_parameters(type_name):
+            # Activations, dropout, pooling: no device of their own; the input passes through.
+            return combine([value for _, value in tensor_values])
+        if module.place is Place.DEVICE or module.is_cpu_factory_tensor:
             tensor_values.append((node.func, module))
         self._record_meeting(node, tensor_values)
         place = module.place if module.place is Place.DEVICE else Place.UNKNOWN
@@ -755,13 +825,13 @@ class FlowAnalysis:
             if arg.keyword is not None or arg.star:
                 return
             previous = seeds.get(index + offset)
-            seeded = value if previous is None else merge(previous, value)
+            seeded = value if previous is None else merge_call_sites(previous, value)
             if seeded != previous and (seeded.kind is not Kind.UNKNOWN or seeded.place is not Place.UNKNOWN):
                 seeds[index + offset] = seeded
                 self._reseeded.add(helper)
 
     def _record_meeting(self, site: cst.CSTNode, participants: Sequence[tuple]) -> None:
-        if not self.touches_device:
+        if not self.touches_device or self._expecting_errors:
             return
         device_side = [(expr, value) for expr, value in participants if value.place is Place.DEVICE]
         if not device_side:
@@ -770,7 +840,12 @@ class FlowAnalysis:
             (expr.value for expr, value in device_side if isinstance(expr, cst.Name) and value.kind is Kind.TENSOR),
             None,
         )
-        found = [Meeting(site, value.origin, partner) for _, value in participants if value.is_cpu_factory_tensor]
+        found = [
+            Meeting(site, origin, partner)
+            for _, value in participants
+            if value.is_cpu_factory_tensor
+            for origin in value.origins
+        ]
         if found:
             self.meetings[site] = found
 
@@ -828,8 +903,7 @@ def combine(values: Sequence[Value]) -> Value:
     if not tensors:
         return UNKNOWN
     if all(place is Place.CPU for place in placed):
-        origin = next((value.origin for value in tensors if value.origin is not None), None)
-        return Value(Kind.TENSOR, Place.CPU, origin)
+        return Value(Kind.TENSOR, Place.CPU, frozenset().union(*(value.origins for value in tensors)))
     return Value(Kind.TENSOR)
 
 
@@ -857,8 +931,9 @@ def looks_like_lengths(arg: cst.Arg) -> bool:
 _FORWARD_TENSOR_EVIDENCE = frozenset({"size", "shape", "view", "dim", "ndim", "device", "dtype", "reshape"})
 
 
-def names_used_as_tensors(function: cst.FunctionDef, lenient: bool) -> set[str]:
-    """Names the body treats as tensors (tensor-only methods; in ``forward`` also ``.shape``)."""
+def names_used_as_tensors(function: cst.FunctionDef, imports: ImportTable, lenient: bool) -> set[str]:
+    """Names the body treats as tensors: tensor-only methods; in ``forward`` also ``.shape``
+    and being passed to ``torch.*`` functions."""
     evidence = torch_api.TENSOR_ONLY_METHODS | (_FORWARD_TENSOR_EVIDENCE if lenient else frozenset())
     found: set[str] = set()
     stack: list[cst.CSTNode] = [function.body]
@@ -866,6 +941,8 @@ def names_used_as_tensors(function: cst.FunctionDef, lenient: bool) -> set[str]:
         node = stack.pop()
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value in evidence:
             found.add(node.value.value)
+        if lenient and isinstance(node, cst.Call) and (imports.qualified_name(node.func) or "").startswith("torch."):
+            found.update(arg.value.value for arg in node.args if isinstance(arg.value, cst.Name) and not arg.keyword)
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
         stack.extend(iter_child_nodes(node))
@@ -874,7 +951,7 @@ def names_used_as_tensors(function: cst.FunctionDef, lenient: bool) -> set[str]:
 
 def _without_origins(value: Value) -> Value:
     elements = tuple(_without_origins(e) for e in value.elements) if value.elements is not None else None
-    return Value(value.kind, value.place, None, value.type_name, elements)
+    return Value(value.kind, value.place, frozenset(), value.type_name, elements)
 
 
 def _methods_reached_from(node: cst.ClassDef, entry_points: frozenset[str]) -> set[str]:
@@ -899,3 +976,29 @@ def _methods_reached_from(node: cst.ClassDef, entry_points: frozenset[str]) -> s
                 pending.append(current.func.attr.value)
             stack.extend(iter_child_nodes(current))
     return reached
+
+
+def _owns_parameters(type_name: str) -> bool:
+    return any(word in type_name for word in torch_api.PARAMETER_MODULE_WORDS)
+
+
+def _is_static(function: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
+
+
+def _only_slices(node: cst.Subscript) -> bool:
+    """``x[:n]``, ``x[None, :]``: the rank is kept. An integer index may make a 0-dim tensor."""
+    for element in node.slice:
+        index = element.slice
+        if isinstance(index, cst.Index) and not (
+            isinstance(index.value, cst.Name) and index.value.value == "None" or isinstance(index.value, cst.Ellipsis)
+        ):
+            return False
+    return True
+
+
+def _is_expected_error_block(call: cst.Call) -> bool:
+    """``pytest.raises(...)``, ``self.assertRaises(...)``: errors in the block are the point."""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name in ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp")

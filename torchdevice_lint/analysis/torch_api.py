@@ -226,8 +226,37 @@ TENSOR_RETURNING_METHODS = COMBINING_METHODS | frozenset(
         "zero_",
         "normal_",
         "uniform_",
+        "sin",
+        "cos",
+        "tan",
+        "floor",
+        "ceil",
+        "round",
+        "reciprocal",
+        "rsqrt",
+        "square",
+        "sign",
+        "erf",
+        "log1p",
+        "expm1",
+        "exp2",
+        "cumprod",
+        "diff",
+        "clip",
+        "nan_to_num",
+        "roll",
+        "flip",
+        "narrow",
+        "unfold",
+        "gather",
+        "index_select",
+        "scatter",
+        "scatter_add",
     }
 )
+
+#: Reductions that give a 0-dim tensor when called without a dimension.
+FULL_REDUCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "norm", "std", "var", "amax", "amin", "all", "any"})
 
 #: Methods that only exist on tensors: a name they are called on is a tensor.
 TENSOR_ONLY_METHODS = frozenset(
@@ -277,6 +306,17 @@ NON_TENSOR_RESULT_MODULES = frozenset(
         "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Module", "Identity",
     )
 )
+
+#: Words in the names of ``torch.nn`` layers that own parameters or buffers: calling one with
+#: a CPU tensor on a device raises. Activations, dropout, pooling, padding and the like have
+#: no device of their own and pass their input through.
+PARAMETER_MODULE_WORDS = (
+    "Linear", "Conv", "Embedding", "LSTM", "GRU", "RNN", "Norm", "Attention", "Transformer",
+    "PReLU", "Sequential", "ModuleList", "ModuleDict", "Bilinear",
+)
+
+#: Loss modules and functions whose targets and lengths may stay on the CPU.
+CPU_TARGET_LOSSES = frozenset({"torch.nn.CTCLoss", "torch.nn.functional.ctc_loss"})
 
 #: ``torch.nn`` classes that are tensors, not modules.
 NN_TENSOR_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -334,4 +374,35 @@ DTYPES = frozenset(
         "int", "int8", "int16", "int32", "int64", "long", "short", "uint8", "bool",
         "complex64", "complex128", "cfloat", "cdouble",
     )
+)
+
+#: Legacy tensor types (constructors and ``.type()`` targets) and the dtype each one means.
+#: ``torch.Tensor`` means the default dtype (None here). The ``torch.cuda.*`` ones also place
+#: the tensor on the current CUDA device; the others on the CPU.
+LEGACY_TENSOR_TYPES = {
+    f"{prefix}{name}Tensor": dtype
+    for prefix in ("torch.", "torch.cuda.")
+    for name, dtype in (
+        ("Float", "torch.float32"),
+        ("Double", "torch.float64"),
+        ("Half", "torch.float16"),
+        ("BFloat16", "torch.bfloat16"),
+        ("Byte", "torch.uint8"),
+        ("Char", "torch.int8"),
+        ("Short", "torch.int16"),
+        ("Int", "torch.int32"),
+        ("Long", "torch.int64"),
+        ("Bool", "torch.bool"),
+    )
+}
+LEGACY_TENSOR_TYPES["torch.Tensor"] = None
+
+#: Methods that wait for queued device work (``torch.cuda.synchronize()``, ``stream.synchronize()``,
+#: ``event.synchronize()``, ``stream.wait_stream(...)``, ``event.wait()``): after one, the result
+#: of a non-blocking copy may be read.
+SYNCHRONIZING_METHODS = frozenset({"synchronize", "wait_stream", "wait_event", "wait"})
+
+#: ``torch.nn.DataParallel`` under every public name.
+DATA_PARALLEL_CLASSES = frozenset(
+    {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"}
 )

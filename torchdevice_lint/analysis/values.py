@@ -37,19 +37,20 @@ class Place(enum.Enum):
 class Value:
     kind: Kind = Kind.UNKNOWN
     place: Place = Place.UNKNOWN
-    #: The device-less factory call that made this CPU tensor; the place a fix adds ``device=``.
-    origin: Optional[cst.Call] = None
+    #: The device-less factory calls that may have made this CPU tensor (one per path); where
+    #: a fix adds ``device=``.
+    origins: frozenset[cst.Call] = frozenset()
     #: For modules and objects: the class, as ``torch.nn.Linear`` or a class name of the file.
     type_name: Optional[str] = None
     #: For tuple and list literals: the value of each element.
     elements: Optional[tuple["Value", ...]] = None
 
     def moved_to(self, place: Place) -> "Value":
-        return replace(self, place=place, origin=self.origin if place is Place.CPU else None, elements=None)
+        return replace(self, place=place, origins=self.origins if place is Place.CPU else frozenset(), elements=None)
 
     @property
     def is_cpu_factory_tensor(self) -> bool:
-        return self.place is Place.CPU and self.origin is not None
+        return self.place is Place.CPU and bool(self.origins)
 
 
 UNKNOWN = Value()
@@ -61,10 +62,25 @@ def merge(first: Value, second: Value) -> Value:
     if first == second:
         return first
     kind = first.kind if first.kind == second.kind else Kind.UNKNOWN
+    # A device-less factory reaching this point on one path keeps its origin unless the other
+    # path moved it explicitly: whatever it meets on that path, it meets as a CPU tensor.
+    if Place.DEVICE not in (first.place, second.place) and (first.origins or second.origins):
+        return Value(kind, Place.CPU, first.origins | second.origins)
     place = first.place if first.place == second.place else Place.UNKNOWN
-    origin = first.origin if first.origin is second.origin and place is Place.CPU else None
     type_name = first.type_name if first.type_name == second.type_name else None
     elements = None
     if first.elements is not None and second.elements is not None and len(first.elements) == len(second.elements):
         elements = tuple(merge(a, b) for a, b in zip(first.elements, second.elements))
-    return Value(kind, place, origin, type_name, elements)
+    return Value(kind, place, frozenset(), type_name, elements)
+
+
+def merge_call_sites(first: Value, second: Value) -> Value:
+    """A parameter's value over two calls: a CPU factory passed at either call still arrives.
+
+    Unlike two branches of one function, a device tensor at one call site does not move the
+    factory passed at another.
+    """
+    if first.origins or second.origins:
+        kind = first.kind if first.kind == second.kind else Kind.UNKNOWN
+        return Value(kind, Place.CPU, first.origins | second.origins)
+    return merge(first, second)
