@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchdevice_lint.analysis.guards import in_cuda_only_test
 from torchdevice_lint.analysis.tree import positional_arguments
 from torchdevice_lint.findings import Safety
 from torchdevice_lint.rule import Invalid, Rule
@@ -11,7 +12,10 @@ from torchdevice_lint.rules._edits import argument, expression, without_trailing
 class CudaCall(Rule):
     """
     ## What it does
-    Flags every `.cuda(...)` call on a tensor or a module, guarded or not.
+    Flags every `.cuda(...)` call on a tensor or a module, guarded by
+    `torch.cuda.is_available()` or not. Tests that are skipped without CUDA
+    (`@skipIf(not torch.cuda.is_available())`, `@requires_cuda`) are CUDA-only by design and
+    left alone.
 
     ## Why is this bad?
     `.cuda()` only works where PyTorch was built with CUDA and a GPU is present. On a laptop,
@@ -54,6 +58,7 @@ class CudaCall(Rule):
         "torch.cuda.manual_seed_all(0)",
         "use_cuda = args.cuda",
         "def cuda(self):\n    return self.to('cuda')",
+        "@unittest.skipIf(not torch.cuda.is_available(), 'no GPU')\ndef test_kernel():\n    x = torch.ones(2).cuda()",
     )
     invalid = (
         Invalid(
@@ -83,6 +88,8 @@ class CudaCall(Rule):
         if not (isinstance(func, cst.Attribute) and func.attr.value == "cuda"):
             return
         if self.analysis.qualified_name(func) is not None:  # torch.cuda itself, not a method
+            return
+        if in_cuda_only_test(self.analysis.module, self.context.ancestors):
             return
         kept = [arg for arg in node.args if arg.keyword is not None and arg.keyword.value != "device"]
         drops_index = len(kept) != len(node.args)

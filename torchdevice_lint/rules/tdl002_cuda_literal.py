@@ -5,14 +5,11 @@ from typing import Optional
 import libcst as cst
 
 from torchdevice_lint.analysis.flow import looks_like_device_name
+from torchdevice_lint.analysis.guards import in_code_named_for_cuda, in_cuda_only_test, under_device_check
 from torchdevice_lint.analysis.tree import positional_arguments, string_value, walk
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import expression
-
-#: Words in an ``if`` test that make it a device choice: the code under it has a fallback.
-_GUARD_WORDS = ("cuda", "gpu", "cpu", "device", "accelerator", "available", "mps")
-
 
 class CudaLiteral(Rule):
     """
@@ -220,39 +217,12 @@ class CudaLiteral(Rule):
         return isinstance(call, cst.Call) and self.analysis.qualified_name(call.func) == "torch.device"
 
     def _is_guarded(self) -> bool:
-        """Inside a conditional expression, or a block that only runs when CUDA is there."""
-        for ancestor in self.context.ancestors:
-            if isinstance(ancestor, cst.IfExp):
-                return True
-            if isinstance(ancestor, (cst.If, cst.While)) and self._is_device_test(ancestor.test):
-                return True
-            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
-                if any(self._is_device_test(decorator.decorator) for decorator in ancestor.decorators):
-                    return True  # @skipIf(not torch.cuda.is_available()), @requires_cuda, ...
-                if any(word in ancestor.name.value.lower() for word in ("cuda", "gpu")):
-                    return True  # CUDAAccelerator, to_gpu(): code that is about CUDA by name
-        return self._after_early_exit()
-
-    def _is_device_test(self, test: cst.BaseExpression) -> bool:
-        text = self.analysis.module.code_for_node(test).lower()
-        return any(word in text for word in _GUARD_WORDS)
-
-    def _after_early_exit(self) -> bool:
-        """``if not torch.cuda.is_available(): return`` earlier in an enclosing block."""
-        ancestors = self.context.ancestors
-        for index in range(len(ancestors) - 1, -1, -1):
-            block = ancestors[index]
-            if not isinstance(block, (cst.IndentedBlock, cst.Module)):
-                continue
-            on_path = ancestors[index + 1] if index + 1 < len(ancestors) else None
-            for earlier in block.body:
-                if earlier is on_path:
-                    break
-                if isinstance(earlier, cst.If) and self._is_device_test(earlier.test) and _exits(earlier.body):
-                    return True
-            if index > 0 and isinstance(ancestors[index - 1], cst.FunctionDef):
-                return False
-        return False
+        module, ancestors = self.analysis.module, self.context.ancestors
+        return (
+            under_device_check(module, ancestors)
+            or in_cuda_only_test(module, ancestors)
+            or in_code_named_for_cuda(ancestors)
+        )
 
     def _inside_cuda_api(self) -> bool:
         """Arguments of ``torch.cuda.*`` calls, which only exist on CUDA anyway."""
@@ -298,16 +268,6 @@ def _names_a_device(target: cst.BaseExpression) -> bool:
     if isinstance(target, cst.Attribute):
         return looks_like_device_name(target.attr.value)
     return False
-
-
-def _exits(body: cst.BaseSuite) -> bool:
-    statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
-    last = statements[-1] if statements else None
-    if isinstance(last, cst.SimpleStatementLine):
-        last = last.body[-1]
-    elif isinstance(last, cst.SimpleStatementSuite):
-        last = last.body[-1]
-    return isinstance(last, (cst.Return, cst.Raise, cst.Continue, cst.Break))
 
 
 def _mentions_rank(expression: cst.BaseExpression) -> bool:

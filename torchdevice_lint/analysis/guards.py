@@ -1,0 +1,73 @@
+"""Whether code only runs where CUDA is present: guards, CUDA-only tests, CUDA-named code.
+
+Rules that report CUDA-specific code ask here, so that they agree on what counts as a
+fallback. Everything works on the path from the module to the node (its ancestors).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import libcst as cst
+
+#: Words in an ``if`` test or a decorator that make it a device choice.
+_DEVICE_WORDS = ("cuda", "gpu", "cpu", "device", "accelerator", "available", "mps")
+
+
+def mentions_device(module: cst.Module, node: cst.CSTNode) -> bool:
+    text = module.code_for_node(node).lower()
+    return any(word in text for word in _DEVICE_WORDS)
+
+
+def in_cuda_only_test(module: cst.Module, ancestors: Sequence[cst.CSTNode]) -> bool:
+    """Inside a test (or class) decorated to run only with CUDA: ``@skipIf(not cuda...)``."""
+    return any(
+        mentions_device(module, decorator.decorator)
+        for ancestor in ancestors
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef))
+        for decorator in ancestor.decorators
+    )
+
+
+def in_code_named_for_cuda(ancestors: Sequence[cst.CSTNode]) -> bool:
+    """Inside a function or class whose name says it is about CUDA (``CUDAAccelerator``)."""
+    return any(
+        isinstance(ancestor, (cst.FunctionDef, cst.ClassDef))
+        and any(word in ancestor.name.value.lower() for word in ("cuda", "gpu"))
+        for ancestor in ancestors
+    )
+
+
+def under_device_check(module: cst.Module, ancestors: Sequence[cst.CSTNode]) -> bool:
+    """In a conditional expression, a block under a device test, or after an early exit."""
+    for ancestor in ancestors:
+        if isinstance(ancestor, cst.IfExp):
+            return True
+        if isinstance(ancestor, (cst.If, cst.While)) and mentions_device(module, ancestor.test):
+            return True
+    return _after_early_exit(module, ancestors)
+
+
+def _after_early_exit(module: cst.Module, ancestors: Sequence[cst.CSTNode]) -> bool:
+    """``if not torch.cuda.is_available(): return`` earlier in an enclosing block."""
+    for index in range(len(ancestors) - 1, -1, -1):
+        block = ancestors[index]
+        if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            continue
+        on_path = ancestors[index + 1] if index + 1 < len(ancestors) else None
+        for earlier in block.body:
+            if earlier is on_path:
+                break
+            if isinstance(earlier, cst.If) and mentions_device(module, earlier.test) and _exits(earlier.body):
+                return True
+        if index > 0 and isinstance(ancestors[index - 1], cst.FunctionDef):
+            return False
+    return False
+
+
+def _exits(body: cst.BaseSuite) -> bool:
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    last = statements[-1] if statements else None
+    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        last = last.body[-1]
+    return isinstance(last, (cst.Return, cst.Raise, cst.Continue, cst.Break))
