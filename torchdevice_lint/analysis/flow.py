@@ -790,7 +790,9 @@ class FlowAnalysis:
         if local is not None:
             # A module of this file: what its forward does with the inputs decides.
             forward = method_named(local.node, "forward")
-            if forward is not None:
+            if forward is not None and module.place is Place.DEVICE:
+                # Only a module known to be on the device says where its inputs must be; a
+                # forward otherwise keeps its own assumption (its inputs live on the device).
                 self._seed(forward, argument_values, offset=1)
                 result = self.returns.get(forward, UNKNOWN)
                 return Value(result.kind, module.place if module.place is Place.DEVICE else Place.UNKNOWN)
@@ -822,6 +824,8 @@ class FlowAnalysis:
         """Remember which inputs of a helper arrive on the device, to walk it with them."""
         seeds = self._seeds.setdefault(helper, {})
         for index, (arg, value) in enumerate(argument_values):
+            if self._expecting_errors:
+                value = _without_origins(value)
             if arg.keyword is not None or arg.star:
                 return
             previous = seeds.get(index + offset)
@@ -885,7 +889,12 @@ def is_zero_dim_factory(call: cst.Call, qualified: str) -> bool:
     if qualified == "torch.from_numpy":
         return False
     size = positional[0] if positional else keyword_argument(call, "size")
+    if qualified in _SIZE_FIRST_FACTORIES and isinstance(size, cst.Integer) and size.value == "0":
+        return True  # ``torch.empty(0)``: a placeholder to be replaced before use
     return isinstance(size, (cst.Tuple, cst.List)) and not size.elements
+
+
+_SIZE_FIRST_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn"})
 
 
 def names_device(text: str) -> bool:
