@@ -138,14 +138,13 @@ def main() -> int:
         lines += outcome.lines
         if outcome.problem is not None:
             problems[outcome.problem] += 1
-            if outcome.problem != "unreadable":
-                print(f"{outcome.problem.upper()}: {path} {outcome.detail}", file=sys.stderr)
+            print(f"{outcome.problem.upper()}: {path} {outcome.detail}", file=sys.stderr)
             if outcome.problem in ("unreadable", "crash"):
                 continue
         for finding in outcome.findings:
             per_rule[finding.code] += 1
             per_file[path] += 1
-            if len(examples[finding.code]) < args.show:
+            if args.show and len(examples[finding.code]) < args.show:
                 examples[finding.code].append(f"{path}:{finding.line}:{finding.column + 1}: {finding.message}")
     elapsed = time.perf_counter() - started
     checked = files - problems["unreadable"] - problems["crash"]
