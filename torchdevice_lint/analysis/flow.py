@@ -20,6 +20,7 @@ from torchdevice_lint.analysis.imports import ImportTable
 from torchdevice_lint.analysis.tree import (
     is_none,
     iter_child_nodes,
+    walk,
     keyword_argument,
     method_named,
     positional_arguments,
@@ -121,6 +122,7 @@ class FlowAnalysis:
         self._awaiting: set[FunctionOrModule] = set()
         #: Inside ``with pytest.raises(...)``: a mismatch there is provoked on purpose.
         self._expecting_errors = False
+        self._loop_depth = 0
         #: What each function of the file returns, merged over its return statements.
         self.returns: dict[cst.FunctionDef, Value] = {}
         #: What each generator of the file yields, merged over its yield expressions.
@@ -327,15 +329,21 @@ class FlowAnalysis:
         elif isinstance(statement, cst.If):
             self._evaluate(statement.test, scope)
             self._walk_branches([statement.body, statement.orelse], scope)
+            if _is_type_test(statement.test):
+                # ``if not isinstance(x, torch.Tensor): x = torch.from_numpy(x)``: a conversion
+                # for callers that pass other types, not a tensor made for this computation.
+                for name in _assigned_names(statement):
+                    if name in scope.env:
+                        scope.env[name] = _without_origins(scope.env[name])
         elif isinstance(statement, (cst.For,)):
             items = self._evaluate(statement.iter, scope)
             self._bind_loop_target(statement.target, statement.iter, items, scope)
-            self._walk_suite(statement.body, scope)
+            self._walk_loop_body(statement.body, scope)
             if statement.orelse is not None:
                 self._walk_suite(statement.orelse.body, scope)
         elif isinstance(statement, cst.While):
             self._evaluate(statement.test, scope)
-            self._walk_suite(statement.body, scope)
+            self._walk_loop_body(statement.body, scope)
         elif isinstance(statement, cst.With):
             sets_device = expects_error = False
             for item in statement.items:
@@ -378,15 +386,31 @@ class FlowAnalysis:
         elif isinstance(suite, cst.BaseStatement):
             self._walk_block([suite], scope)
 
+    def _walk_loop_body(self, body: cst.BaseSuite, scope: Scope) -> None:
+        self._loop_depth += 1
+        self._walk_suite(body, scope)
+        self._loop_depth -= 1
+
     def _walk_branches(self, branches: Iterable[Optional[cst.CSTNode]], scope: Scope) -> None:
-        """Walk each branch from the same state, then merge what they bound."""
+        """Walk each branch from the same state, then merge what they bound.
+
+        Inside a loop, a name that one branch rebinds is loop state (``if first: out = step
+        else: out = torch.cat((out, step))``): the other branches see it from a later
+        iteration, so they do not see the factory it started from before the loop.
+        """
         before = dict(scope.env)
+        branches = list(branches)
+        assigned = [_assigned_names(branch) if branch is not None else set() for branch in branches]
         outcomes = []
-        for branch in branches:
+        for index, branch in enumerate(branches):
             if branch is None:
                 outcomes.append(before)
                 continue
             scope.env = dict(before)
+            if self._loop_depth:
+                rebound_elsewhere = set().union(*(names for other, names in enumerate(assigned) if other != index))
+                for name in rebound_elsewhere & scope.env.keys():
+                    scope.env[name] = _without_origins(scope.env[name])
             self._walk_suite(branch, scope)
             outcomes.append(scope.env)
         if len(outcomes) == 1:
@@ -1011,3 +1035,30 @@ def _is_expected_error_block(call: cst.Call) -> bool:
     func = call.func
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
     return name in ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp")
+
+
+def _is_type_test(test: cst.BaseExpression) -> bool:
+    return any(
+        isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute))
+        and (node.func.value if isinstance(node.func, cst.Name) else node.func.attr.value) in ("isinstance", "is_tensor")
+        for node in walk(test)
+    )
+
+
+def _assigned_names(node: cst.CSTNode) -> set[str]:
+    """Names bound by plain assignments anywhere under ``node`` (not in nested functions)."""
+    names: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        targets: list[cst.BaseExpression] = []
+        if isinstance(current, cst.Assign):
+            targets = [t.target for t in current.targets]
+        elif isinstance(current, (cst.AnnAssign, cst.AugAssign)):
+            targets = [current.target]
+        for target in targets:
+            names.update(n.value for n in walk(target) if isinstance(n, cst.Name))
+        stack.extend(iter_child_nodes(current))
+    return names
