@@ -267,7 +267,6 @@ TENSOR_ONLY_METHODS = frozenset(
         "masked_fill",
         "masked_fill_",
         "detach",
-        "requires_grad_",
         "new_zeros",
         "new_ones",
         "new_full",
@@ -402,7 +401,13 @@ LEGACY_TENSOR_TYPES["torch.Tensor"] = None
 #: of a non-blocking copy may be read.
 SYNCHRONIZING_METHODS = frozenset({"synchronize", "wait_stream", "wait_event", "wait"})
 
-#: ``torch.nn.DataParallel`` under every public name.
-DATA_PARALLEL_CLASSES = frozenset(
-    {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"}
+#: ``torch.nn.DataParallel`` under every public name, and its functional form.
+DATA_PARALLEL = frozenset(
+    {
+        "torch.nn.DataParallel",
+        "torch.nn.parallel.DataParallel",
+        "torch.nn.parallel.data_parallel.DataParallel",
+        "torch.nn.parallel.data_parallel",
+        "torch.nn.parallel.data_parallel.data_parallel",
+    }
 )
