@@ -28,6 +28,9 @@ from hypothesis import strategies as st
 
 from torchdevice_lint.engine import Linter, Settings, SourceError
 
+#: Generated programs are valid but often odd (``"a"()``): Python warns when it compiles them.
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
+
 LINTER = Linter(Settings(select=("TDL",)))  # every rule, preview ones included
 HEADER = "import torch\nfrom torch import nn\nimport torch.nn.functional as F\n"
 _LINE = re.compile(rb"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
