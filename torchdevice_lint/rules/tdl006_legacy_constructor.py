@@ -1,0 +1,237 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.tree import string_value, walk
+from torchdevice_lint.findings import Fix, Safety
+from torchdevice_lint.rule import Invalid, Rule
+from torchdevice_lint.rules._edits import append_argument, argument, expression
+
+#: Methods of a tensor whose result is a size: ``x.size()``, ``x.size(0)``, ``x.numel()``, ``x.dim()``.
+_SIZE_METHODS = frozenset({"size", "numel", "dim"})
+
+
+class LegacyConstructor(Rule):
+    """
+    ## What it does
+    Flags the legacy tensor constructors: `torch.FloatTensor(...)`, `torch.LongTensor(...)` and
+    the other typed ones, `torch.Tensor(...)`, their `torch.cuda.*Tensor` twins, a name bound
+    to one of the CUDA types and then called (`Tensor = torch.cuda.FloatTensor if cuda else
+    torch.FloatTensor`), and `torch.set_default_tensor_type(...)`.
+
+    ## Why is this bad?
+    The same call means two things: `torch.FloatTensor(2, 3)` is an uninitialised 2×3 tensor,
+    `torch.FloatTensor([2, 3])` holds the data `[2., 3.]`. The constructors only make CPU
+    tensors (they reject any other `device=`), and the `torch.cuda.*Tensor` ones only exist
+    where PyTorch was built with CUDA: on a laptop they raise `TypeError: type
+    torch.cuda.FloatTensor not available. Torch not compiled with CUDA enabled.`
+    `torch.set_default_tensor_type` is deprecated since PyTorch 2.1.
+
+    ## Example
+    ```python
+    weights = torch.cuda.FloatTensor([0.2, 0.8])
+    hidden = torch.FloatTensor(batch.size(0), 128)
+    torch.set_default_tensor_type(torch.cuda.FloatTensor)
+    ```
+
+    ## Use instead
+    ```python
+    weights = torch.tensor([0.2, 0.8], dtype=torch.float32, device=device)
+    hidden = torch.empty(batch.size(0), 128, dtype=torch.float32)
+    torch.set_default_dtype(torch.float32)
+    torch.set_default_device(device)
+    ```
+
+    ## Fix safety
+    With a list or tuple literal as its only argument the call becomes
+    `torch.tensor(data, dtype=...)`; when every argument is a size (an int literal, `x.size(n)`,
+    `x.shape[n]`, `x.size()`, `len(x)`, or any two or more arguments, which the constructor only accepts
+    as sizes) it becomes `torch.empty(*sizes, dtype=...)`; no arguments give
+    `torch.empty(0, dtype=...)`. A `torch.cuda.*Tensor` also gets `device=` with the device in
+    scope (or a new module-level `device`); CPU types stay on the CPU. `torch.Tensor` keeps the
+    default dtype (`dtype=torch.get_default_dtype()` unless the data are float literals). Any
+    other argument (a name, which may be data or a size) is reported without a fix, as is an
+    alias. All of these are safe. `torch.set_default_tensor_type(T)` as a statement becomes
+    `torch.set_default_dtype(...)`, safe for a CPU type; for a CUDA type a second line
+    `torch.set_default_device(device)` follows, which is unsafe: the default device applies to
+    factories such as `torch.zeros` but not to legacy constructors, which the old call did move
+    to the GPU.
+    """
+
+    code = "TDL006"
+    name = "legacy-constructor"
+    message = "`{name}` is a legacy constructor; use `torch.tensor(data, ...)` or `torch.empty(*sizes, ...)`"
+    default_type_message = (
+        "`torch.set_default_tensor_type()` is deprecated; use `torch.set_default_dtype()` and `torch.set_default_device()`"
+    )
+    alias_message = "`{alias}` aliases the legacy constructor `{name}`; use `torch.tensor` / `torch.empty` with `device=`"
+    needles = ("Tensor",)
+
+    valid = (
+        "import torch\nx = torch.tensor([1.0, 2.0], device=device)\n",
+        "import torch\nx = torch.empty(2, 3, dtype=torch.float32)\n",
+        "import torch\n\ndef f(x: torch.Tensor) -> torch.Tensor:\n    return x\n",
+        "import torch\nok = isinstance(x, torch.Tensor) and x.type() == 'torch.cuda.FloatTensor'\n",
+        "import torch\ny = torch.Tensor.add(x, 1)\n",
+        "import torch\n\nclass Masked(torch.Tensor):\n    pass\n",
+        "from tensorflow import Tensor\nx = Tensor([1, 2])\n",
+        "import torch\ntorch.set_default_dtype(torch.float64)\n",
+        "import torch\nFloatTensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor\nprint(FloatTensor)\n",
+    )
+    invalid = (
+        Invalid(
+            "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "weights = torch.cuda.FloatTensor([0.2, 0.8])\n",
+            "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "weights = torch.tensor([0.2, 0.8], dtype=torch.float32, device=device)\n",
+        ),
+        Invalid(
+            "import torch\n\ndef init_hidden(batch):\n    return torch.FloatTensor(batch.size(0), 128).zero_()\n",
+            "import torch\n\ndef init_hidden(batch):\n"
+            "    return torch.empty(batch.size(0), 128, dtype=torch.float32).zero_()\n",
+        ),
+        Invalid(
+            "import torch\nlabels = torch.LongTensor((1, 0, 1))\nbias = torch.Tensor([1, 2])\nscale = torch.Tensor([0.5])\n",
+            "import torch\nlabels = torch.tensor((1, 0, 1), dtype=torch.int64)\n"
+            "bias = torch.tensor([1, 2], dtype=torch.get_default_dtype())\nscale = torch.tensor([0.5])\n",
+            count=3,
+        ),
+        Invalid("import torch\nids = torch.LongTensor(token_ids)\n"),
+        Invalid(
+            "import torch\nbuffer = torch.cuda.ByteTensor()\n",
+            "import torch\n"
+            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+            "buffer = torch.empty(0, dtype=torch.uint8, device=device)\n",
+        ),
+        Invalid(
+            "import torch\n\ndef setup(device):\n    torch.set_default_tensor_type(torch.cuda.FloatTensor)\n",
+            "import torch\n\ndef setup(device):\n    torch.set_default_dtype(torch.float32)\n"
+            "    torch.set_default_device(device)\n",
+        ),
+        Invalid(
+            "import torch\ntorch.set_default_tensor_type('torch.DoubleTensor')\n",
+            "import torch\ntorch.set_default_dtype(torch.float64)\n",
+        ),
+        Invalid(
+            "import torch\nTensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor\n"
+            "valid = Tensor(imgs.size(0), 1).fill_(1.0)\n",
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.analysis.qualified_name(node.func)
+        if qualified == "torch.set_default_tensor_type":
+            self._default_tensor_type(node)
+        elif qualified in torch_api.LEGACY_TENSOR_TYPES:
+            self.report(node, self.message.format(name=qualified), self._constructor_fix(node, qualified))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``, later called."""
+        names = [target.target.value for target in node.targets if isinstance(target.target, cst.Name)]
+        if len(names) != 1 or len(node.targets) != 1:
+            return
+        choices = [node.value.body, node.value.orelse] if isinstance(node.value, cst.IfExp) else [node.value]
+        types = [self.analysis.qualified_name(choice) for choice in choices]
+        if not all(name in torch_api.LEGACY_TENSOR_TYPES for name in types):
+            return
+        cuda_type = next((name for name in types if name and name.startswith("torch.cuda.")), None)
+        if cuda_type is None or not self._is_called(names[0]):
+            return
+        self.report(node.value, self.alias_message.format(alias=names[0], name=cuda_type))
+
+    # ----------------------------------------------------------------- constructors
+    def _constructor_fix(self, node: cst.Call, qualified: str) -> Optional[Fix]:
+        torch_name = self.analysis.imports.torch_alias
+        if torch_name is None or any(arg.keyword is not None or arg.star for arg in node.args):
+            return None
+        arguments = [arg.value for arg in node.args]
+        dtype = torch_api.LEGACY_TENSOR_TYPES[qualified]
+        if len(arguments) == 1 and isinstance(arguments[0], (cst.List, cst.Tuple)):
+            factory = "tensor"
+            if dtype is None and not _all_float_literals(arguments[0]):
+                dtype = "torch.get_default_dtype()"
+        elif not arguments or len(arguments) >= 2 or self._is_size(arguments[0]):
+            factory = "empty"
+        else:
+            return None
+        call = node.with_changes(func=expression(f"{torch_name}.{factory}"))
+        if not arguments:
+            call = call.with_changes(args=[argument(expression("0"))])
+        if dtype is not None:
+            dtype_text = dtype.replace("torch.", f"{torch_name}.", 1)
+            call = append_argument(call, argument(expression(dtype_text), "dtype"))
+        if not qualified.startswith("torch.cuda."):
+            return Fix(Safety.SAFE, ((node, call),))
+        device = self.context.device_for()
+        call = append_argument(call, argument(expression(device.expression), "device"))
+        return self.device_fix([(node, call)], device, Safety.SAFE)
+
+    def _is_size(self, node: cst.BaseExpression) -> bool:
+        """An int literal, ``x.size(n)``, ``x.size()``, ``x.shape[n]``, ``len(x)``, or arithmetic of those."""
+        if isinstance(node, cst.Integer):
+            return True
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            return node.func.value in ("len", "int")
+        if isinstance(node, cst.BinaryOperation):
+            return self._is_size(node.left) and self._is_size(node.right)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            return node.func.attr.value in _SIZE_METHODS
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute):
+            return node.value.attr.value == "shape"
+        return False
+
+    def _is_called(self, name: str) -> bool:
+        return any(
+            isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == name
+            for node in walk(self.analysis.module)
+        )
+
+    # ---------------------------------------------------------- default tensor type
+    def _default_tensor_type(self, node: cst.Call) -> None:
+        fix = None
+        target = node.args[0].value if len(node.args) == 1 and node.args[0].keyword is None else None
+        legacy = None
+        if target is not None:
+            legacy = string_value(target) or self.analysis.qualified_name(target)
+        dtype = torch_api.LEGACY_TENSOR_TYPES.get(legacy) if legacy else None
+        torch_name = self.analysis.imports.torch_alias
+        expression_statement, line = self.context.parent(), self.context.parent(2)
+        if (
+            dtype is not None
+            and torch_name is not None
+            and isinstance(expression_statement, cst.Expr)
+            and isinstance(line, cst.SimpleStatementLine)
+            and len(line.body) == 1
+        ):
+            fix = self._default_fix(node, dtype, legacy.startswith("torch.cuda."), torch_name, line)
+        self.report(node, self.default_type_message, fix)
+
+    def _default_fix(self, node, dtype: str, cuda: bool, torch_name: str, line: cst.SimpleStatementLine) -> Fix:
+        dtype_text = dtype.replace("torch.", f"{torch_name}.", 1)
+        set_dtype = expression(f"{torch_name}.set_default_dtype({dtype_text})")
+        if not cuda:
+            return Fix(Safety.SAFE, ((node, set_dtype),))
+        device = self.context.device_for()
+        set_device = expression(f"{torch_name}.set_default_device({device.expression})")
+        first = line.with_changes(body=[cst.Expr(set_dtype)], trailing_whitespace=cst.TrailingWhitespace())
+        second = line.with_changes(body=[cst.Expr(set_device)], leading_lines=())
+        return self.device_fix([(line, cst.FlattenSentinel([first, second]))], device, Safety.UNSAFE)
+
+
+def _all_float_literals(node: cst.BaseExpression) -> bool:
+    """``[0.5, -1.0]``: data that ``torch.tensor`` infers as the default dtype, as ``torch.Tensor`` did."""
+    leaves = [element.value for element in node.elements] if isinstance(node, (cst.List, cst.Tuple)) else [node]
+    if not leaves:
+        return False
+    for leaf in leaves:
+        if isinstance(leaf, cst.UnaryOperation):
+            leaf = leaf.expression
+        if isinstance(leaf, (cst.List, cst.Tuple)):
+            if not _all_float_literals(leaf):
+                return False
+        elif not isinstance(leaf, cst.Float):
+            return False
+    return True

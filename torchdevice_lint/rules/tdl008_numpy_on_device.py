@@ -1,0 +1,184 @@
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import libcst as cst
+
+from torchdevice_lint.analysis import Kind, Place, torch_api
+from torchdevice_lint.analysis.flow import device_argument_place
+from torchdevice_lint.analysis.tree import keyword_argument, positional_arguments
+from torchdevice_lint.findings import Fix, Safety
+from torchdevice_lint.rule import Invalid, Rule
+from torchdevice_lint.rules._edits import method_call
+
+#: An ``if`` test about NumPy input: the branch converts back to what came in.
+_NUMPY_INPUT = re.compile(r"\bnp\b|numpy|ndarray|_np\b|\bis_np", re.IGNORECASE)
+
+#: Calls in a receiver chain that keep the tensor where it is (``x.float().squeeze().numpy()``).
+_KEEPS_PLACE = torch_api.TENSOR_RETURNING_METHODS
+
+
+class NumpyOnDevice(Rule):
+    """
+    ## What it does
+    Flags `.numpy()` on a tensor that lives on the device: one moved with `.to(device)` or
+    `.cuda()` or made with a device `device=`, an input of `forward`, a parameter or buffer, or
+    the output of a model that was moved, without a `.cpu()` (or `.to("cpu")`) before it.
+    Methods that keep the place (`.detach()`, `.float()`, `.argmax()`, indexing, `.data`) are
+    looked through. Tensors whose place is unknown are not flagged, nor is a `.numpy()` under
+    a test about NumPy input (`if isinstance(x, np.ndarray):`, `if arg_is_np:`), which gives
+    back the array type the caller passed in.
+
+    ## Why is this bad?
+    NumPy arrays live in host memory. On a GPU, `.numpy()` raises `TypeError: can't convert
+    cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory
+    first.`, and on a tensor that requires grad a `RuntimeError` asking for `.detach()`. The
+    code runs on a CPU-only machine, so the bug shows up only on the GPU.
+
+    ## Example
+    ```python
+    logits = model(images.to(device))
+    predictions = logits.argmax(dim=1).numpy()
+    ```
+
+    ## Use instead
+    ```python
+    logits = model(images.to(device))
+    predictions = logits.argmax(dim=1).detach().cpu().numpy()
+    ```
+
+    ## Fix safety
+    Safe: inserts `.detach().cpu()` before `.numpy()` (only `.cpu()` when the chain already
+    has `.detach()` or `.data`). `Tensor.cpu()` returns the tensor itself when it is on the CPU
+    already and `.detach()` shares its storage, so the array is the same where the code ran
+    before; on a device it is a host copy instead of an error.
+    """
+
+    code = "TDL008"
+    name = "numpy-on-device"
+    message = "`.numpy()` on a tensor that may live on the device fails there; use `.detach().cpu().numpy()`"
+    needles = (".numpy(",)
+
+    valid = (
+        "import torch\nx = torch.randn(3)\ny = x.numpy()\n",
+        "import torch\nx = torch.randn(3).to(device)\ny = x.cpu().numpy()\n",
+        "import torch\nx = torch.randn(3).to(device)\ny = x.detach().cpu().numpy()\n",
+        "import torch\nx = torch.randn(3).to(device)\ny = x.to('cpu').numpy()\n",
+        "import torch\nx = torch.randn(3).to(device)\ny = x.data.cpu().float().numpy()\n",
+        "import torch\nx = torch.randn(3).to(device)\ny = x.numpy(force=True)\n",
+        "import torch\nnet = Net()\nprint(net(batch).numpy())\n",
+        "import numpy as np\nimport torch\n\ndef scale(image):\n    is_np = isinstance(image, np.ndarray)\n"
+        "    x = torch.as_tensor(image)\n    out = x * torch.ones(3, device=x.device)\n"
+        "    if is_np:\n        out = out.numpy()\n    return out\n",
+        "import numpy as np\nimport torch\narray = frame.to_numpy()\nvalues = series.numpy()\n",
+        "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n"
+        "    def summary(self, x):\n        return x.numpy()\n",
+    )
+    invalid = (
+        Invalid(
+            "import torch\nmodel = torch.nn.Linear(4, 2).to(device)\nlogits = model(images.to(device))\n"
+            "predictions = logits.argmax(dim=1).numpy()\n",
+            "import torch\nmodel = torch.nn.Linear(4, 2).to(device)\nlogits = model(images.to(device))\n"
+            "predictions = logits.argmax(dim=1).detach().cpu().numpy()\n",
+        ),
+        Invalid(
+            "import torch\nx = torch.randn(3).cuda()\ny = x.detach().numpy()\n",
+            "import torch\nx = torch.randn(3).cuda()\ny = x.detach().cpu().numpy()\n",
+        ),
+        Invalid(
+            "import torch\nfrom torch import nn\n\nclass Probe(nn.Module):\n"
+            "    def forward(self, x: torch.Tensor):\n        self.last = x.numpy()\n        return x\n",
+            "import torch\nfrom torch import nn\n\nclass Probe(nn.Module):\n"
+            "    def forward(self, x: torch.Tensor):\n        self.last = x.detach().cpu().numpy()\n        return x\n",
+        ),
+        Invalid(
+            "import torch\n\ndef evaluate(model: torch.nn.Module, loader, device):\n    model.to(device)\n"
+            "    for images, labels in loader:\n        images = images.to(device)\n"
+            "        scores = model(images)\n        yield scores.data.numpy(), labels.numpy()\n",
+            "import torch\n\ndef evaluate(model: torch.nn.Module, loader, device):\n    model.to(device)\n"
+            "    for images, labels in loader:\n        images = images.to(device)\n"
+            "        scores = model(images)\n        yield scores.data.cpu().numpy(), labels.numpy()\n",
+        ),
+        Invalid(
+            "import torch\nnet = Net().to(device)\nprint(net(batch).numpy())\n",
+            "import torch\nnet = Net().to(device)\nprint(net(batch).detach().cpu().numpy())\n",
+        ),
+        Invalid(
+            "import torch\nx = torch.ones(3, device='cuda')\nrows = [x[0].float().numpy(), x.to(torch.int64).numpy()]\n",
+            "import torch\nx = torch.ones(3, device='cuda')\n"
+            "rows = [x[0].float().detach().cpu().numpy(), x.to(torch.int64).detach().cpu().numpy()]\n",
+            count=2,
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "numpy") or node.args:
+            return
+        chain = self._chain(func.value)
+        if chain is None or self._returns_the_input_type():
+            return
+        links, detached = chain
+        place = next((p for p in map(self._place, links) if p is not Place.UNKNOWN), Place.UNKNOWN)
+        if place is not Place.DEVICE:
+            return
+        receiver = func.value
+        if not detached:
+            receiver = method_call(receiver, "detach", [])
+        receiver = method_call(receiver, "cpu", [])
+        replacement = node.with_changes(func=func.with_changes(value=receiver))
+        self.report(node, fix=Fix(Safety.SAFE, ((node, replacement),)))
+
+    def _returns_the_input_type(self) -> bool:
+        """``if isinstance(image, np.ndarray): out = out.numpy()``: giving back the type the caller
+        passed in; the tensor was made from that array, on the CPU."""
+        return any(
+            isinstance(node, (cst.If, cst.IfExp)) and _NUMPY_INPUT.search(self.analysis.module.code_for_node(node.test))
+            for node in self.context.ancestors
+        )
+
+    def _place(self, link: cst.BaseExpression) -> Place:
+        """Where the analysis puts ``link``; a call of something moved to the device (a model
+        after ``model.to(device)``) gives its output there."""
+        value = self.analysis.value_of(link)
+        if value.kind is Kind.MODULE:
+            return Place.UNKNOWN
+        if value.place is Place.UNKNOWN and isinstance(link, cst.Call):
+            callee = self.analysis.value_of(link.func)
+            if callee.kind in (Kind.MODULE, Kind.UNKNOWN) and callee.place is Place.DEVICE:
+                return Place.DEVICE
+        return value.place
+
+    def _chain(self, receiver: cst.BaseExpression) -> Optional[tuple[list[cst.BaseExpression], bool]]:
+        """The expressions from the receiver inwards while the place stays the same, and whether
+        one of them detaches; None when the chain moves to the CPU already."""
+        links: list[cst.BaseExpression] = []
+        detached = False
+        current = receiver
+        while True:
+            links.append(current)
+            if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
+                method = current.func.attr.value
+                if method == "cpu":
+                    return None
+                if method == "to":
+                    target = keyword_argument(current, "device") or next(iter(positional_arguments(current)), None)
+                    if target is None:
+                        return links, detached
+                    if self.analysis.qualified_name(target) not in torch_api.DTYPES:
+                        if device_argument_place(target, self.analysis.flow.values) is Place.CPU:
+                            return None
+                        return links, detached
+                elif method == "detach":
+                    detached = True
+                elif method not in _KEEPS_PLACE:
+                    return links, detached
+                current = current.func.value
+            elif isinstance(current, cst.Attribute) and current.attr.value in ("data", "T", "mT"):
+                detached = detached or current.attr.value == "data"
+                current = current.value
+            elif isinstance(current, cst.Subscript):
+                current = current.value
+            else:
+                return links, detached
