@@ -26,7 +26,7 @@ def test_flake8_and_cli_report_the_same_findings_on_the_fixtures():
     cli_lines = sorted(CLI_MARKER.sub("", line) for line in cli.stdout.splitlines())
     assert flake8_lines == cli_lines
     assert len(flake8_lines) >= 40
-    assert {line.split(": ")[1].split()[0] for line in flake8_lines} == {"TDL001", "TDL002", "TDL003", "TDL004"}
+    assert {line.split(": ")[1].split()[0] for line in flake8_lines} >= {"TDL001", "TDL002", "TDL003", "TDL004"}
 
 
 def test_flake8_honours_noqa_and_select(tmp_path):

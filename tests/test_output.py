@@ -228,13 +228,13 @@ def test_github_escapes_what_the_runner_would_misread():
 # ---------------------------------------------------------------- statistics
 def test_statistics_count_per_code_with_fixability(project, capsys):
     (project / "src" / "more.py").write_text("y = z.cuda(0)\nw = v.cuda(1)\nimport torch\n")
-    code, out, _ = run(capsys, "--statistics", "src")
+    code, out, _ = run(capsys, "--statistics", "--select", "TDL001,TDL002", "src")
     assert code == 1
     assert out.splitlines() == [
         "     3  TDL001  cuda-call                3 fixable (1 safe, 2 unsafe)",
         "     1  TDL002  cuda-literal             1 fixable (1 unsafe)",
     ]
-    _, out, _ = run(capsys, "--statistics", "--output-format", "json", "src")
+    _, out, _ = run(capsys, "--statistics", "--select", "TDL001,TDL002", "--output-format", "json", "src")
     assert json.loads(out)[0] == {
         "code": "TDL001", "name": "cuda-call", "count": 3, "fixable": 3, "safe_fixes": 1, "unsafe_fixes": 2,
     }

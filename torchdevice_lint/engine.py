@@ -21,7 +21,7 @@ from libcst._nodes.internal import CodegenState
 
 from torchdevice_lint.analysis import FileAnalysis
 from torchdevice_lint.analysis.tree import _child_fields, walk
-from torchdevice_lint.findings import Finding, Fix, Report, Safety
+from torchdevice_lint.findings import Finding, Report, Safety
 from torchdevice_lint.rule import Rule, RuleContext
 from torchdevice_lint.rules import ALL_RULES
 

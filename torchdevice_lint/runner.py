@@ -7,7 +7,6 @@ import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Optional
 
 from torchdevice_lint.cache import ResultCache

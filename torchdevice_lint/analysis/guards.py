@@ -10,6 +10,8 @@ from typing import Sequence
 
 import libcst as cst
 
+from torchdevice_lint.analysis.imports import ImportTable
+
 #: Words in an ``if`` test or a decorator that make it a device choice.
 _DEVICE_WORDS = ("cuda", "gpu", "cpu", "device", "accelerator", "available", "mps")
 
@@ -71,3 +73,16 @@ def _exits(body: cst.BaseSuite) -> bool:
     if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
         last = last.body[-1]
     return isinstance(last, (cst.Return, cst.Raise, cst.Continue, cst.Break))
+
+
+def in_test_code(imports: ImportTable, ancestors: Sequence[cst.CSTNode]) -> bool:
+    """A function or class named for tests, or a module importing ``pytest``, ``unittest`` or
+    test utilities: tests run on one known machine and often mean their devices."""
+    for node in ancestors:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and "test" in node.name.value.lower():
+            return True
+    return any(
+        part in ("pytest", "unittest") or part.startswith("test")
+        for full in imports.aliases.values()
+        for part in full.split(".")
+    )

@@ -5,6 +5,8 @@ from typing import Optional
 
 import libcst as cst
 
+from torchdevice_lint.analysis.guards import in_test_code
+
 from torchdevice_lint.analysis import guards
 from torchdevice_lint.analysis.imports import dotted_name
 from torchdevice_lint.analysis.tree import keyword_argument, positional_arguments, walk
@@ -199,7 +201,7 @@ class LoadWithoutMapLocation(Rule):
     def _in_a_test_or_dataset(self) -> bool:
         """Tests read back what they saved a moment before, on the same machine; datasets read
         the files their own preprocessing wrote."""
-        if in_test_code(self):
+        if in_test_code(self.analysis.imports, self.context.ancestors):
             return True
         return any(
             isinstance(node, cst.ClassDef)
@@ -226,19 +228,6 @@ class LoadWithoutMapLocation(Rule):
                 ):
                     return True
         return False
-
-
-def in_test_code(rule: Rule) -> bool:
-    """Test code: a function or class named for tests, or a module importing ``pytest``,
-    ``unittest`` or test utilities. Tests run on one machine and often mean their devices."""
-    for node in rule.context.ancestors:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and "test" in node.name.value.lower():
-            return True
-    return any(
-        part in ("pytest", "unittest") or part.startswith("test")
-        for full in rule.analysis.imports.aliases.values()
-        for part in full.split(".")
-    )
 
 
 def _is_load_state_dict(node: Optional[cst.CSTNode]) -> bool:

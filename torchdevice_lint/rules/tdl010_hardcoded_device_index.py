@@ -7,7 +7,7 @@ import libcst as cst
 
 from torchdevice_lint.analysis.tree import keyword_argument, positional_arguments, string_value
 from torchdevice_lint.rule import Invalid, Rule
-from torchdevice_lint.rules.tdl005_load_without_map_location import in_test_code
+from torchdevice_lint.analysis.guards import in_test_code
 
 #: ``"cuda:1"``: the whole string is a device with an index.
 _INDEXED_DEVICE = re.compile(r"(cuda|xpu|npu):(\d+)")
@@ -114,7 +114,7 @@ class HardcodedDeviceIndex(Rule):
         self._report(node, int(match.group(2)), node.value)
 
     def _report(self, node: cst.CSTNode, index: int, literal: str) -> None:
-        if self._counted() or in_test_code(self):
+        if self._counted() or in_test_code(self.analysis.imports, self.context.ancestors):
             return
         if len(literal) > 40:
             literal = literal[:37] + "..."

@@ -4,7 +4,7 @@ import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.rule import Invalid, Rule
-from torchdevice_lint.rules.tdl005_load_without_map_location import in_test_code
+from torchdevice_lint.analysis.guards import in_test_code
 
 
 class DataParallel(Rule):
@@ -79,7 +79,7 @@ class DataParallel(Rule):
         qualified = self.analysis.qualified_name(node.func)
         if qualified not in torch_api.DATA_PARALLEL:
             return
-        if in_test_code(self) or self._implements_data_parallel():
+        if in_test_code(self.analysis.imports, self.context.ancestors) or self._implements_data_parallel():
             return
         self.report(node, self.message.format(name=self.analysis.module.code_for_node(node.func)))
 

@@ -11,7 +11,7 @@ from torchdevice_lint.analysis.tree import iter_child_nodes, keyword_argument, p
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import expression
-from torchdevice_lint.rules.tdl005_load_without_map_location import in_test_code
+from torchdevice_lint.analysis.guards import in_test_code
 
 #: Methods whose call copies a tensor's values to Python or NumPy: they read host memory.
 _READING_METHODS = frozenset({"numpy", "item", "tolist"})
@@ -169,7 +169,7 @@ class PinnedMemory(Rule):
             self._pin_memory(node.value)
 
     def _pin_memory(self, value: cst.Name) -> None:
-        if self._guarded() or in_test_code(self) or not self._runs_without_an_accelerator():
+        if self._guarded() or in_test_code(self.analysis.imports, self.context.ancestors) or not self._runs_without_an_accelerator():
             return
         torch_name = self.analysis.imports.torch_alias
         style = self.analysis.binder.style if self.analysis.binder.style in _AVAILABILITY else "cuda"
