@@ -18,6 +18,7 @@ import libcst as cst
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.imports import ImportTable
 from torchdevice_lint.analysis.tree import (
+    assignment_targets,
     is_none,
     iter_child_nodes,
     walk,
@@ -1053,12 +1054,7 @@ def _assigned_names(node: cst.CSTNode) -> set[str]:
         current = stack.pop()
         if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        targets: list[cst.BaseExpression] = []
-        if isinstance(current, cst.Assign):
-            targets = [t.target for t in current.targets]
-        elif isinstance(current, (cst.AnnAssign, cst.AugAssign)):
-            targets = [current.target]
-        for target in targets:
+        for target in assignment_targets(current):
             names.update(n.value for n in walk(target) if isinstance(n, cst.Name))
         stack.extend(iter_child_nodes(current))
     return names

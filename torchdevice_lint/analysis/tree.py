@@ -74,6 +74,15 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(list(iter_child_nodes(current))))
 
 
+def assignment_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """What an ``=``, ``+=`` or annotated assignment binds (empty for any other node)."""
+    if isinstance(node, cst.Assign):
+        return [target.target for target in node.targets]
+    if isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+        return [node.target]
+    return []
+
+
 def keyword_argument(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:

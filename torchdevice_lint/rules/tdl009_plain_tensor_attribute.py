@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchdevice_lint.analysis import Kind, Place, torch_api
 from torchdevice_lint.analysis.flow import ClassInfo
-from torchdevice_lint.analysis.tree import iter_child_nodes, method_named, walk
+from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes, method_named, walk
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import expression
@@ -293,12 +293,7 @@ def _assignments(klass: cst.ClassDef, attribute: str) -> Iterator[tuple[cst.Func
         if not isinstance(method, cst.FunctionDef):
             continue
         for node in walk(method):
-            targets: list[cst.BaseExpression] = []
-            if isinstance(node, cst.Assign):
-                targets = [t.target for t in node.targets]
-            elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-                targets = [node.target]
-            for target in targets:
+            for target in assignment_targets(node):
                 for element in walk(target):
                     if _is_self_attribute(element) and element.attr.value == attribute:
                         yield method, node
