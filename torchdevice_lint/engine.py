@@ -20,6 +20,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from torchdevice_lint.analysis import FileAnalysis
+from torchdevice_lint.analysis.binding import DeviceBinder
 from torchdevice_lint.analysis.tree import _child_fields, walk
 from torchdevice_lint.findings import Finding, Report, Safety
 from torchdevice_lint.rule import Rule, RuleContext
@@ -104,15 +105,18 @@ class Linter:
         if not self._may_match(source) or (self.noqa and skips_file(source)):
             return []
         module = parse(source)
-        return [finding for finding in self._findings(module, self._run_rules(module)) if finding is not None]
+        reports = self._run_rules(module, _text_of(source, module)).reports
+        return [finding for finding in self._findings(module, reports) if finding is not None]
 
     def fix(self, source: Source, unsafe: bool = False) -> FixResult:
         if not self._may_match(source) or (self.noqa and skips_file(source)):
             return FixResult(source, [], 0)
         module = original = parse(source)
+        text: Optional[str] = _text_of(source, module)
         applied = 0
         for _ in range(MAX_FIX_ROUNDS):
-            reports = self._run_rules(module)
+            context = self._run_rules(module, text)
+            reports = context.reports
             findings = self._findings(module, reports)
             suppressed = {id(report) for report, finding in zip(reports, findings) if finding is None}
             wanted = [
@@ -125,9 +129,11 @@ class Linter:
             chosen = _non_overlapping(wanted)
             if not chosen:
                 break
-            module = self._apply(module, chosen)
+            module, text = self._apply(module, chosen, context.analysis.binder), None
             applied += len(chosen)
-        remaining = self._findings(module, self._run_rules(module)) if applied else self._findings(module, reports)
+        if applied:
+            reports = self._run_rules(module).reports
+        remaining = self._findings(module, reports)
         if not applied:  # nothing to write: hand back the very input
             return FixResult(source, [f for f in remaining if f is not None], 0)
         output: Source = module.bytes if isinstance(source, bytes) else module.code
@@ -139,8 +145,9 @@ class Linter:
         needles = self.byte_needles if isinstance(source, bytes) else self.needles
         return any(needle in source for needle in needles)
 
-    def _run_rules(self, module: cst.Module) -> list[Report]:
-        analysis = FileAnalysis(module, self.settings.device_style, self.settings.device_name)
+    def _run_rules(self, module: cst.Module, text: Optional[str] = None) -> RuleContext:
+        """Analyse the module once and walk it once for every rule; ``text`` is its source."""
+        analysis = FileAnalysis(module, self.settings.device_style, self.settings.device_name, text)
         context = RuleContext(analysis)
         handlers: dict[type, list[Callable[[cst.CSTNode], None]]] = {}
         for rule_class in self.rules:
@@ -150,7 +157,7 @@ class Linter:
                     node_type = getattr(cst, attribute[len("visit_") :])
                     handlers.setdefault(node_type, []).append(getattr(rule, attribute))
         _walk_with_ancestors(module, context.ancestors, handlers)
-        return context.reports
+        return context
 
     def _findings(self, module: cst.Module, reports: list[Report]) -> list[Optional[Finding]]:
         """Positions for each report (None where a noqa comment suppresses it)."""
@@ -177,17 +184,22 @@ class Linter:
             )
         return findings
 
-    def _apply(self, module: cst.Module, reports: list[Report]) -> cst.Module:
+    def _apply(self, module: cst.Module, reports: list[Report], binder: DeviceBinder) -> cst.Module:
+        """The module with the reports' fixes; ``binder`` comes from the analysis that made them."""
         replacements = {old: new for report in reports for old, new in report.fix.replacements}
         updated = module.visit(_Replacer(replacements))
         binding_sites = [r.top_level_index for r in reports if r.fix.needs_device_binding]
         if binding_sites:
-            binder = FileAnalysis(module, self.settings.device_style, self.settings.device_name).binder
             updated = binder.insert_binding(updated, min(binding_sites))
         try:
             return cst.parse_module(updated.bytes)
         except cst.ParserSyntaxError as error:  # a bug in a rule's fix, never the user's
             raise AssertionError(f"a fix produced code that does not parse: {error}") from error
+
+
+def _text_of(source: Source, module: cst.Module) -> str:
+    """The source as text, decoded as LibCST decoded it (cheaper than regenerating it)."""
+    return source.decode(module.encoding) if isinstance(source, bytes) else source
 
 
 def _keep_what_libcst_drops(source: Source, original: cst.Module, output: Source) -> Source:

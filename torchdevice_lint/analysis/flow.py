@@ -104,7 +104,7 @@ class Scope:
 class FlowAnalysis:
     """Runs the walk over a parsed module and keeps every fact it derived."""
 
-    def __init__(self, module: cst.Module, imports: ImportTable) -> None:
+    def __init__(self, module: cst.Module, imports: ImportTable, source_text: str) -> None:
         self.module = module
         self.imports = imports
         self.values: dict[cst.CSTNode, Value] = {}
@@ -115,7 +115,7 @@ class FlowAnalysis:
         self.functions: dict[str, cst.FunctionDef] = {}
         self.sets_default_device = False
         #: Code that never names a device, moves anything or calls ``.cuda()`` runs on the CPU.
-        self.touches_device = bool(_DEVICE_MENTION.search(module.code))
+        self.touches_device = bool(_DEVICE_MENTION.search(source_text))
         self._counter = 0
         self._seeds: dict[cst.FunctionDef, dict[int, Value]] = {}
         self._reseeded: set[cst.FunctionDef] = set()
