@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
@@ -68,4 +68,3 @@ class Report:
     statement: Optional[cst.CSTNode]
     fix: Optional[Fix] = None
     top_level_index: int = 0
-    extra: dict = field(default_factory=dict)

@@ -31,7 +31,6 @@ class ImportTable:
         self.aliases: dict[str, str] = {}
         #: The local name under which ``torch`` itself is reachable, if any.
         self.torch_alias: Optional[str] = None
-        self.last_import: Optional[cst.SimpleStatementLine] = None
 
     def add(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.Import):
