@@ -632,7 +632,9 @@ class FlowAnalysis:
         receiver = self._evaluate(node.value, scope)
         attribute = node.attr.value
         if attribute == "device":
-            return DEVICE_OBJECT
+            # The device of a tensor whose place is known is that place: what is made on it
+            # cannot meet the tensor on another device.
+            return DEVICE_OBJECT if receiver.place is Place.UNKNOWN else Value(Kind.DEVICE, receiver.place)
         if receiver.kind is Kind.TENSOR and attribute in torch_api.TENSOR_ATTRIBUTES:
             return receiver
         if receiver.kind is Kind.MODULE:
@@ -897,8 +899,9 @@ def device_argument_place(node: cst.BaseExpression, values: dict) -> Place:
         owner = values[node.value]
         if owner.kind is Kind.TENSOR or owner.place is not Place.UNKNOWN:
             return owner.place
-    if values.get(node, UNKNOWN).kind is Kind.DEVICE:
-        return Place.DEVICE
+    device = values.get(node, UNKNOWN)
+    if device.kind is Kind.DEVICE:
+        return Place.DEVICE if device.place is Place.UNKNOWN else device.place
     if isinstance(node, cst.Name) and looks_like_device_name(node.value):
         return Place.DEVICE
     return Place.UNKNOWN
