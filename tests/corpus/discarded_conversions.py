@@ -107,3 +107,9 @@ w = torch.ones(4, 4)
 w.type(torch.FloatTensor)  # expect: TDL004
 w.double()  # expect: TDL004
 print(w.type())
+
+
+def claim_gpu(device):
+    """Create the CUDA context on the chosen GPU early, as trainers do before spawning work."""
+    torch.ones(1).to(device)  # ok: TDL004  a fresh tensor: run for its side effect
+    torch.cuda.empty_cache()

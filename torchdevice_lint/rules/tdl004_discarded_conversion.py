@@ -22,6 +22,8 @@ class DiscardedConversion(Rule):
     Only receivers known to be tensors are flagged: modules (`model`, `self`, `self.encoder`,
     classes derived from `nn.Module`), Hugging Face `BatchEncoding`, PyTorch Geometric `Data`
     and `Batch`, classes of the file with their own `to`, and anything of unknown kind are not.
+    Nor is a conversion of a fresh tensor (`torch.ones(1).to(device)`): no variable was meant
+    to move, and such a line is written for its side effect, such as creating the CUDA context.
 
     ## Example
     ```python
@@ -59,6 +61,7 @@ class DiscardedConversion(Rule):
         "storage = Storage()\nstorage.to(device)\n",
         "import torch\nfrom torch_geometric.data import Data\ndata = Data(x=x)\ndata.to(device)\n",
         "import torch\nthing.to(device)\n",
+        "import torch\n\ndef check(device):\n    torch.ones(1).to(device)\n",
     )
     invalid = (
         Invalid(
@@ -96,6 +99,10 @@ class DiscardedConversion(Rule):
         if method not in torch_api.CONVERSION_METHODS or (method == "type" and not call.args):
             return
         receiver = call.func.value
+        if isinstance(receiver, cst.Call) and self.analysis.qualified_name(receiver.func) is not None:
+            # `torch.ones(1).to(device)` on its own line: no variable was meant to move; the
+            # statement is run for its side effect (creating the CUDA context, a device check).
+            return
         if self.analysis.value_of(receiver).kind is not Kind.TENSOR:
             return
         receiver_text = self.analysis.module.code_for_node(receiver)
