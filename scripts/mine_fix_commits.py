@@ -1,0 +1,221 @@
+"""Run the linter on the code that real device-fix commits changed, before and after the fix.
+
+    python scripts/mine_fix_commits.py GIT_DIR [GIT_DIR ...] [--select TDL003,TDL004]
+        [--grep REGEX] [--since DATE] [--max-commits N] [--show]
+
+A repository's history is a labelled corpus nobody on the team wrote: a commit whose message
+speaks of devices and whose diff touches device code is a developer saying "this line was a
+device bug". For every such commit and every Python file it modifies, the script lints the
+file as it was before the commit (the parent) and after it, and sorts each finding on the
+parent into
+
+caught     on a line the commit changed, and gone after it: the linter points at the bug the
+           developer fixed;
+kept       on a line the commit did not change, or still reported after it: to be read by
+           hand (a bug nobody fixed yet, or a false positive).
+
+It also counts the fixes of each rule's shape the commit made (``device=`` added to a
+factory call for TDL003; a bare ``x.to(...)`` statement turned into an assignment for
+TDL004) and how many of those the linter caught: the recall on real bugs. Nothing is
+written to disk; the repositories are read with ``git`` and never checked out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import difflib
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+from torchdevice_lint.engine import Linter, Settings, SourceError
+from torchdevice_lint.findings import Finding
+
+#: A commit message about device placement (matched case-insensitively).
+DEVICE_MESSAGE = r"device|cuda|gpu|cpu"
+#: A changed line that touches device code; commits without one are skipped.
+_DEVICE_CODE = re.compile(r"device|\.cuda\(|\.to\(|\.cpu\(")
+#: The shapes of fix each rule is about, recognised on a pair of old and new lines.
+_FACTORY_CALL = re.compile(
+    r"torch\.(zeros|ones|empty|full|arange|linspace|logspace|eye|tensor|as_tensor|rand|randn"
+    r"|randint|randperm|tril_indices|triu_indices|from_numpy)\("
+)
+_BARE_TO = re.compile(r"^\s*[\w.\[\]]+\.(to|cuda|cpu)\(.*\)\s*$")
+
+
+def _adds_device_to_factory(old: str, new: str) -> bool:
+    """The same factory call, now given a device it lacked (``.cuda()`` turned ``.to()`` is TDL001's)."""
+    factories = {match.group(1) for match in _FACTORY_CALL.finditer(old)}
+    return (
+        bool(factories & {match.group(1) for match in _FACTORY_CALL.finditer(new)})
+        and ".cuda(" not in old
+        and ".to(" not in old  # already moved: a style change, not a bug fix
+        and (new.count("device") > old.count("device") or new.count(".to(") > old.count(".to("))
+    )
+
+
+def _assigns_bare_conversion(old: str, new: str) -> bool:
+    return bool(_BARE_TO.match(old)) and "=" in new.split("(", 1)[0] and "=" not in old.split("(", 1)[0]
+
+
+FIX_SHAPES = {"TDL003": _adds_device_to_factory, "TDL004": _assigns_bare_conversion}
+
+
+@dataclass
+class Sighting:
+    repo: str
+    commit: str
+    subject: str
+    path: str
+    finding: Finding
+    line_text: str
+    caught: bool
+
+
+@dataclass
+class Tally:
+    commits: int = 0
+    files: int = 0
+    unparsable: int = 0
+    sightings: list[Sighting] = field(default_factory=list)
+    #: rule -> [fixes of its shape seen, of those caught]
+    shaped: dict[str, list[int]] = field(default_factory=lambda: collections.defaultdict(lambda: [0, 0]))
+    #: fixes of a rule's shape the linter did not point at: (rule, where, old line, new line)
+    missed: list[tuple[str, str, str, str]] = field(default_factory=list)
+
+
+def git(repo: str, *args: str) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", repo, *args], capture_output=True, text=True, errors="replace", check=True
+    ).stdout
+
+
+def blob(repo: str, commit: str, path: str) -> Optional[str]:
+    result = subprocess.run(
+        ["git", "--git-dir", repo, "show", f"{commit}:{path}"], capture_output=True, text=True, errors="replace"
+    )
+    return result.stdout if result.returncode == 0 else None
+
+
+def device_commits(repo: str, grep: str, since: Optional[str], limit: int) -> Iterator[tuple[str, str]]:
+    args = ["log", "--no-merges", "-i", "-E", f"--grep={grep}", "--format=%H%x09%s", f"--max-count={limit}"]
+    args += [f"--since={since}"] if since else []
+    for line in git(repo, *args, "--", "*.py").splitlines():
+        commit, _, subject = line.partition("\t")
+        yield commit, subject
+
+
+def modified_python_files(repo: str, commit: str) -> list[str]:
+    listing = git(repo, "diff-tree", "-r", "--no-commit-id", "--name-status", "--diff-filter=M", f"{commit}^", commit)
+    return [line.split("\t", 1)[1] for line in listing.splitlines() if line.endswith(".py")]
+
+
+def changed_lines(before: list[str], after: list[str]) -> tuple[set[int], list[str], list[tuple[str, str]]]:
+    """1-based numbers of the parent's lines the commit replaced or deleted, the lines it
+    wrote, and the (old, new) pairs of its replacements."""
+    changed, written, pairs = set(), [], []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        if tag in ("replace", "delete"):
+            changed.update(range(i1 + 1, i2 + 1))
+        written.extend(after[j1:j2] if tag in ("replace", "insert") else ())
+        if tag == "replace":
+            pairs.extend(zip(before[i1:i2], after[j1:j2]))
+    return changed, written, pairs
+
+
+def _signature(finding: Finding, lines: list[str]) -> tuple[str, str]:
+    return finding.code, lines[finding.line - 1].strip() if finding.line <= len(lines) else ""
+
+
+def mine(repo: str, linter: Linter, rules: tuple[str, ...], args: argparse.Namespace, tally: Tally) -> None:
+    name = repo.rstrip("/").removesuffix("/repo").rsplit("/", 1)[-1]
+    for commit, subject in device_commits(repo, args.grep, args.since, args.max_commits):
+        try:
+            paths = modified_python_files(repo, commit)
+        except subprocess.CalledProcessError:  # a root commit
+            continue
+        counted = False
+        for path in paths:
+            before, after = blob(repo, f"{commit}^", path), blob(repo, commit, path)
+            if before is None or after is None:
+                continue
+            old_lines, new_lines = before.splitlines(), after.splitlines()
+            changed, written, pairs = changed_lines(old_lines, new_lines)
+            touched = [old_lines[n - 1] for n in changed] + written
+            if not any(_DEVICE_CODE.search(line) for line in touched):
+                continue
+            try:
+                found_before = linter.lint(before)
+                found_after = linter.lint(after)
+            except SourceError:
+                tally.unparsable += 1
+                continue
+            counted = True
+            tally.files += 1
+            remaining = collections.Counter(_signature(f, new_lines) for f in found_after)
+            for finding in found_before:
+                signature = _signature(finding, old_lines)
+                still_there = remaining[signature] > 0
+                remaining[signature] -= 1
+                tally.sightings.append(
+                    Sighting(name, commit[:10], subject, path, finding, signature[1],
+                             finding.line in changed and not still_there)
+                )
+            for rule in rules:
+                shape = FIX_SHAPES.get(rule)
+                if shape is None:
+                    continue
+                for old, new in pairs:
+                    if shape(old, new):
+                        tally.shaped[rule][0] += 1
+                        hit = any(
+                            f.code == rule and old_lines[f.line - 1] == old and f.line in changed
+                            for f in found_before
+                        )
+                        tally.shaped[rule][1] += hit
+                        if not hit:
+                            tally.missed.append((rule, f"{name} {commit[:10]} {path}", old.strip(), new.strip()))
+        tally.commits += counted
+
+
+def report(tally: Tally, rules: tuple[str, ...], show: bool) -> None:
+    print(f"{tally.commits} device commits, {tally.files} modified files linted before and after"
+          f" ({tally.unparsable} unparsable skipped)")
+    for rule in rules:
+        mine_ = [s for s in tally.sightings if s.finding.code == rule]
+        caught = sum(s.caught for s in mine_)
+        seen, hit = tally.shaped.get(rule, (0, 0))
+        shape = f"; fixes of its shape: {hit} of {seen} caught" if rule in FIX_SHAPES else ""
+        print(f"{rule}: {len(mine_)} findings on parents, {caught} caught (fixed by the commit){shape}")
+    if show:
+        for sighting in sorted(tally.sightings, key=lambda s: (s.finding.code, not s.caught, s.repo)):
+            mark = "caught" if sighting.caught else "kept  "
+            print(f"{sighting.finding.code} {mark} {sighting.repo} {sighting.commit} {sighting.path}:"
+                  f"{sighting.finding.line}  {sighting.line_text[:90]}  [{sighting.subject[:60]}]")
+        for rule, where, old, new in tally.missed:
+            print(f"{rule} missed {where}\n    - {old[:110]}\n    + {new[:110]}")
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("repos", nargs="+", help="git directories (bare or .git)")
+    parser.add_argument("--select", default="TDL003,TDL004")
+    parser.add_argument("--grep", default=DEVICE_MESSAGE, help="commit message regex (case-insensitive)")
+    parser.add_argument("--since")
+    parser.add_argument("--max-commits", type=int, default=2000)
+    parser.add_argument("--show", action="store_true", help="list every finding on a parent")
+    args = parser.parse_args(argv)
+    rules = tuple(code.strip() for code in args.select.split(",") if code.strip())
+    linter = Linter(Settings(select=rules))
+    tally = Tally()
+    for repo in args.repos:
+        mine(repo, linter, rules, args, tally)
+    report(tally, rules, args.show)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

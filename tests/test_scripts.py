@@ -1,0 +1,102 @@
+"""The measurement scripts under scripts/: what they print on a small, known input."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+BUGGY = """import torch
+from torch import nn
+
+
+class Positions(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.embedding = nn.Embedding(n, 8)
+
+    def forward(self, x):
+        positions = torch.arange(x.size(1))
+        return x + self.embedding(positions)
+
+
+def build(device):
+    return Positions(16).to(device)
+"""
+
+
+def load(name: str):
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        check=True, capture_output=True,
+    )
+
+
+@pytest.fixture
+def history(tmp_path):
+    """A repository whose second commit fixes a CPU factory in ``forward``."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "model.py").write_text(BUGGY)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "Positional embedding")
+    (repo / "model.py").write_text(BUGGY.replace("x.size(1))", "x.size(1), device=x.device)"))
+    git(repo, "commit", "-q", "-am", "Fix GPU: positions on the input's device")
+    (repo / "model.py").write_text(BUGGY.replace("x.size(1))", "x.size(1), device=x.device)") + "# docs\n")
+    git(repo, "commit", "-q", "-am", "Document the module")
+    return repo / ".git"
+
+
+def test_mining_finds_the_bug_a_device_commit_fixed(history, capsys):
+    mine = load("mine_fix_commits")
+    assert mine.main([str(history), "--show"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("1 device commits, 1 modified files")
+    assert "TDL003: 1 findings on parents, 1 caught (fixed by the commit); fixes of its shape: 1 of 1 caught" in out
+    assert "TDL003 caught" in out and "model.py:11" in out
+
+
+def test_mining_skips_commits_whose_message_is_not_about_devices(history, capsys):
+    mine = load("mine_fix_commits")
+    mine.main([str(history), "--grep", "document"])
+    assert capsys.readouterr().out.startswith("0 device commits")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "shaped"),
+    [
+        ("pos = torch.arange(n)", "pos = torch.arange(n, device=x.device)", True),
+        ("pos = torch.arange(n).to(device)", "pos = torch.arange(n, device=device)", False),
+        ("pos = torch.arange(n).cuda()", "pos = torch.arange(n).to(device)", False),
+        ("if x is None:", "pos = torch.arange(n, device=device)", False),
+    ],
+)
+def test_a_tdl003_fix_is_a_factory_that_gains_a_device(old, new, shaped):
+    assert load("mine_fix_commits").FIX_SHAPES["TDL003"](old, new) is shaped
+
+
+def test_measure_counts_findings_per_rule():
+    out = subprocess.run(
+        [sys.executable, str(SCRIPTS / "measure.py"), str(FIXTURES / "tdl004"), "--select", "TDL004"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    stored = sum(
+        (case / "findings.txt").read_text().count(" TDL004\n") for case in (FIXTURES / "tdl004").iterdir()
+    )
+    assert f"TDL004: {stored}\n" in out
+    assert "crashes 0" in out
