@@ -1,5 +1,8 @@
 """Rewrite each fixture's ``fixed.py`` (the codemod's output) and ``findings.txt``.
 
+A report-only case (a ``suggested.py`` beside the original, written by hand) gets no
+``fixed.py``: the codemod must leave its original alone, which the tests check.
+
 Run after a deliberate change to a rule; review the diff before committing. The test suite
 fails while any stored file differs from what the tool produces.
 """
@@ -23,10 +26,10 @@ def main() -> int:
     changed = 0
     for original in sorted(FIXTURES.glob("*/*/original.py")):
         source = original.read_bytes()
-        for path, content in (
-            (original.with_name("fixed.py"), fix_source(source, unsafe=True)),
-            (original.with_name("findings.txt"), findings_text(source).encode()),
-        ):
+        outputs = [(original.with_name("findings.txt"), findings_text(source).encode())]
+        if not original.with_name("suggested.py").exists():
+            outputs.append((original.with_name("fixed.py"), fix_source(source, unsafe=True)))
+        for path, content in outputs:
             if not path.exists() or path.read_bytes() != content:
                 path.write_bytes(content)
                 changed += 1

@@ -39,3 +39,10 @@ def test_cuda_only_originals_fail_without_cuda(results):
     for name, result in results.items():
         if name.startswith(("tdl001/", "tdl002/")) and name != "tdl001/guarded_cuda_calls":
             assert result.bugs_removed, name
+
+
+def test_a_hardcoded_second_gpu_fails_on_a_one_gpu_machine(results):
+    for name, result in results.items():
+        if name.startswith("tdl010/"):
+            assert result.case.report_only, name
+            assert any("invalid device ordinal" in bug for bug in result.bugs_removed), name

@@ -167,3 +167,27 @@ def test_table_lists_every_case(cli_json):
     _, cases = cli_json
     assert set(cases) == {"tdl004/discarded_move", "tdl004/clean", "tdl004/changed_output"}
     assert format_table([]).endswith("0 case(s), 0 failed")
+
+
+def write_report_only_case(root: Path, original: str, suggested: str) -> Path:
+    folder = root / "tdl010" / "suggested"
+    folder.mkdir(parents=True)
+    (folder / "original.py").write_text(original)
+    (folder / "suggested.py").write_text(suggested)
+    return folder
+
+
+def test_a_suggested_form_stands_in_for_the_fixed_one(tmp_path):
+    folder = write_report_only_case(tmp_path, FIXED, CHANGED_OUTPUT)
+    (case,) = runner.discover_cases(tmp_path)
+    assert (case.report_only, case.fixed) == (True, folder / "suggested.py")
+    check_codemod(case, fake_fix_source)
+    assert case.codemod == runner.REPORT_ONLY
+
+
+def test_a_report_only_original_the_codemod_changes_is_a_failure(tmp_path):
+    write_report_only_case(tmp_path, DISCARDED_MOVE, FIXED)
+    (case,) = runner.discover_cases(tmp_path)
+    check_codemod(case, fake_fix_source)
+    assert case.codemod == "differs" and "original.py (codemod)" in case.codemod_diff
+    assert runner.judge(case, []).result == "codemod differs"

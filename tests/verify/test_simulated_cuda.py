@@ -9,6 +9,7 @@ torch = pytest.importorskip("torch")
 nn = torch.nn
 
 from torchdevice_lint.verify.simulated_cuda import (  # noqa: E402
+    INVALID_ORDINAL_MESSAGE,
     MISMATCH_MESSAGE,
     NUMPY_MESSAGE,
     hidden_cuda,
@@ -187,3 +188,39 @@ def test_save_and_load_with_map_location(sim):
     fresh = _model().cuda()  # noqa: TDL001
     fresh.load_state_dict(on_cpu)
     assert fresh(torch.ones(2, 3).cuda()).device == CUDA0  # noqa: TDL001
+
+
+@pytest.mark.parametrize(
+    "use_second_gpu",
+    [
+        pytest.param(lambda: torch.ones(2).cuda(1), id="cuda(1)"),  # noqa: TDL001,TDL010
+        pytest.param(lambda: torch.ones(2).to("cuda:1"), id="to-str"),  # noqa: TDL002,TDL010
+        pytest.param(lambda: torch.ones(2).to(1), id="to-int"),  # noqa: TDL010
+        pytest.param(lambda: torch.zeros(2, device=torch.device("cuda", 1)), id="factory"),  # noqa: TDL010
+        pytest.param(lambda: nn.Linear(2, 2).cuda(1), id="module-cuda"),  # noqa: TDL001,TDL010
+        pytest.param(lambda: nn.Linear(2, 2).to(1), id="module-to-int"),  # noqa: TDL010
+        pytest.param(lambda: torch.cuda.set_device(1), id="set_device"),  # noqa: TDL010
+        pytest.param(lambda: nn.DataParallel(nn.Linear(2, 2), device_ids=[0, 1]), id="DataParallel"),  # noqa: TDL011
+    ],
+)
+def test_the_simulated_machine_has_one_gpu(sim, use_second_gpu):
+    with pytest.raises(RuntimeError, match=INVALID_ORDINAL_MESSAGE):
+        use_second_gpu()
+
+
+def test_the_first_gpu_by_index_is_the_simulated_one(sim):
+    torch.cuda.set_device(0)
+    assert torch.ones(2).cuda(0).device == CUDA0  # noqa: TDL001
+    assert nn.Linear(2, 2).to(0).weight.device == CUDA0
+
+
+def test_data_parallel_on_one_gpu_moves_the_inputs_and_calls_the_module_once(sim):
+    torch.manual_seed(0)
+    layer = nn.Linear(2, 3)
+    expected = layer(torch.ones(4, 2))
+    calls = []
+    layer.register_forward_hook(lambda module, args, output: calls.append(args[0].device))
+    wrapped = nn.DataParallel(layer)  # noqa: TDL011  moves the module to device_ids[0]
+    output = wrapped(torch.ones(4, 2))
+    assert (output.device, calls, layer.weight.device) == (CUDA0, [CUDA0], CUDA0)
+    torch.testing.assert_close(output.cpu(), expected.detach())

@@ -1,9 +1,12 @@
 """Verify fixture cases: the codemod output, and the programs' outputs on each device.
 
 A case is a folder holding ``original.py`` and ``fixed.py`` (the codemod's
-output), each defining ``run()``. For each case the verifier
+output), each defining ``run()``. A rule that reports without fixing has
+``suggested.py`` instead: the change its message suggests, made by hand, which
+stands in for the fixed form. For each case the verifier
 
-1. checks ``fix_source(original, unsafe=True) == fixed``;
+1. checks ``fix_source(original, unsafe=True) == fixed`` (for a suggested form:
+   that the codemod leaves the original as it is);
 2. runs the fixed program on the CPU with CUDA hidden (the reference), under
    the simulated CUDA device, and on real CUDA when this machine has it;
 3. runs the original the same ways and compares every output that exists with
@@ -33,6 +36,7 @@ from typing import Any, Callable, Optional
 CHILD_SCRIPT = Path(__file__).resolve().with_name("_child.py")
 REFERENCE = ("fixed", "cpu")
 GENERATED = "no fixed.py stored: verified the codemod's output"
+REPORT_ONLY = "leaves the original (report only): verified suggested.py"
 DEVICE_LABELS = {"cpu": "cpu", "simulated": "sim", "cuda": "cuda"}
 
 
@@ -47,6 +51,8 @@ class Case:
     module: Optional[str] = None  # import the entry from this module instead
     search_path: tuple[str, ...] = ()
     codemod: str = "not checked"  # filled in when the fixed form is checked or made
+    #: ``fixed`` is a hand-made ``suggested.py``: the codemod must not change the original.
+    report_only: bool = False
     codemod_diff: str = ""
 
 
@@ -146,12 +152,14 @@ def discover_cases(path: Path) -> list[Case]:
     root = path.parent if folders == [path] else path
     cases = []
     for folder in folders:
-        fixed = folder / "fixed.py"
+        fixed, suggested = folder / "fixed.py", folder / "suggested.py"
+        report_only = suggested.is_file() and not fixed.is_file()
         cases.append(
             Case(
                 name=folder.relative_to(root).as_posix(),
                 original=folder / "original.py",
-                fixed=fixed if fixed.is_file() else None,
+                fixed=suggested if report_only else fixed if fixed.is_file() else None,
+                report_only=report_only,
             )
         )
     return cases
@@ -180,17 +188,20 @@ def check_codemod(case: Case, fix_source: Optional[Callable[..., str]], why: str
     if case.fixed is None:
         case.codemod = GENERATED
         return
-    stored = case.fixed.read_text(encoding="utf-8")
+    if case.report_only:
+        stored, target = original, "original.py"
+    else:
+        stored, target = case.fixed.read_text(encoding="utf-8"), "fixed.py"
     if produced == stored:
-        case.codemod = "matches"
+        case.codemod = REPORT_ONLY if case.report_only else "matches"
         return
     case.codemod = "differs"
     case.codemod_diff = "".join(
         difflib.unified_diff(
             stored.splitlines(keepends=True),
             produced.splitlines(keepends=True),
-            fromfile=f"{case.name}/fixed.py (stored)",
-            tofile=f"{case.name}/fixed.py (codemod)",
+            fromfile=f"{case.name}/{target} (stored)",
+            tofile=f"{case.name}/{target} (codemod)",
         )
     )
 
@@ -331,7 +342,7 @@ def judge(case: Case, runs: list[ProgramRun]) -> CaseResult:
     by_key = {(r.program, r.device): r for r in runs}
     reference = by_key.get(REFERENCE)
     comparisons, bugs, notes = [], [], []
-    if case.codemod not in ("matches", "not checked", "applied", GENERATED):
+    if case.codemod not in ("matches", "not checked", "applied", GENERATED, REPORT_ONLY):
         notes.append(f"codemod: {case.codemod}")
 
     if case.fixed is None:

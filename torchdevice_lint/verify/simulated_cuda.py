@@ -19,7 +19,11 @@ What the simulation covers (checked against documented CUDA behaviour):
   * ``t.device`` / ``t.is_cuda`` / ``t.is_cpu`` / ``t.get_device()`` report cuda:0;
     ``torch.cuda.is_available()`` is True, ``device_count()`` 1,
     ``current_device()`` 0; ``synchronize``, ``manual_seed(_all)``,
-    ``set_device``, ``empty_cache`` are harmless; ``torch.accelerator`` says cuda.
+    ``set_device(0)``, ``empty_cache`` are harmless; ``torch.accelerator`` says cuda.
+  * One GPU: ``cuda:1``, ``.cuda(1)``, ``.to(1)``, ``torch.cuda.set_device(1)``
+    and ``map_location="cuda:1"`` raise ``CUDA error: invalid device ordinal``,
+    as on a one-GPU machine; ``nn.DataParallel`` runs its one-device path
+    (inputs moved to cuda:0, the module called once).
   * ``.cuda()``, ``.cuda(0)``, ``.to("cuda")``, ``.to("cuda:0")``,
     ``.to(torch.device("cuda"))``, ``.to(other_tensor)``, ``non_blocking=``,
     factories and ``*_like`` / ``new_*`` with a cuda ``device=``,
@@ -43,8 +47,8 @@ What only a real GPU proves:
     CPU generator here, so it differs from a GPU; draw on the CPU, then move.
   * Streams, asynchronous execution, ``non_blocking`` races, events, CUDA
     graphs, ``torch.compile`` on GPU, memory limits (OOM) and memory stats.
-  * Multi-GPU: every cuda device is cuda:0 here; ``cuda:1`` is treated as
-    cuda:0, DataParallel/NCCL are not simulated.
+  * Several GPUs: replicas, gather, NCCL, ``DistributedDataParallel`` on the
+    GPU; the simulated machine has one GPU.
   * pinned memory (``pin_memory()`` copies on the CPU), ``torch.cuda.*Tensor``
     legacy types, ``torch.Generator("cuda")``, sparse tensors' devices.
   * ``torch.load`` without ``map_location`` of a checkpoint saved inside the
@@ -56,6 +60,7 @@ What only a real GPU proves:
 from __future__ import annotations
 
 import contextlib
+import importlib
 import weakref
 from typing import Any, Callable, Iterator
 from unittest import mock
@@ -64,7 +69,9 @@ import torch
 from torch.nn.parameter import UninitializedTensorMixin
 from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 from torch.utils._device import DeviceContext, _device_constructors
-from torch.utils._pytree import tree_leaves
+from torch.utils._pytree import tree_leaves, tree_map
+
+_data_parallel = importlib.import_module("torch.nn.parallel.data_parallel")  # the package hides it
 
 SIMULATED_DEVICE = torch.device("cuda", 0)  # noqa: TDL002
 MISMATCH_MESSAGE = (
@@ -75,6 +82,7 @@ NUMPY_MESSAGE = (
     "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to "
     "copy the tensor to host memory first."
 )
+INVALID_ORDINAL_MESSAGE = "CUDA error: invalid device ordinal"
 CUDA_INDEX_ON_CPU_MESSAGE = (
     "indices should be either on cpu or on the same device as the indexed "
     "tensor (cpu)"
@@ -127,8 +135,15 @@ def _as_device(value: Any) -> torch.device | None:
         except RuntimeError:
             return None
     if isinstance(value, int) and not isinstance(value, bool):
-        return SIMULATED_DEVICE
+        return torch.device("cuda", value)
     return None
+
+
+def _on_the_one_gpu(device: torch.device | None) -> torch.device | None:
+    """``device``, after checking that a machine with one GPU has it (``cuda:1`` it has not)."""
+    if device is not None and device.type == "cuda" and device.index not in (None, 0):
+        raise RuntimeError(INVALID_ORDINAL_MESSAGE)
+    return device
 
 
 def _tensors_in(tree: Any) -> list[torch.Tensor]:
@@ -149,6 +164,10 @@ def _default_device() -> torch.device | None:
         if isinstance(mode, DeviceContext):
             return mode.device
     return None
+
+
+def _is_index(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _getset_name(func: Callable) -> str | None:
@@ -233,7 +252,7 @@ class _SimulatedCudaMode(TorchFunctionMode):
             return self._packed_sequence_op(func, args, kwargs)
         if kwargs.get("device") is None and func in _device_constructors():
             kwargs["device"] = _default_device()
-        target = _as_device(kwargs.get("device"))
+        target = _on_the_one_gpu(_as_device(kwargs.get("device")))
         if target is not None and target.type == "cuda":
             kwargs["device"] = "cpu"
         if target is None and func not in self._cross_device:
@@ -287,9 +306,9 @@ class _SimulatedCudaMode(TorchFunctionMode):
         target = None
         for i, arg in enumerate(args):
             if _as_device(arg) is not None:
-                target, args[i] = _as_device(arg), "cpu"
+                target, args[i] = _on_the_one_gpu(_as_device(arg)), "cpu"
         if "device" in kwargs and kwargs["device"] is not None:
-            target, kwargs["device"] = _as_device(kwargs["device"]), "cpu"
+            target, kwargs["device"] = _on_the_one_gpu(_as_device(kwargs["device"])), "cpu"
         if target is not None and target.type not in ("cuda", "cpu"):
             return func(tensor, *args, **kwargs)  # meta, mps...: leave to torch
         source_cuda = tensor in self.cuda
@@ -300,6 +319,7 @@ class _SimulatedCudaMode(TorchFunctionMode):
         return self.mark(result) if target_cuda else result
 
     def _cuda(self, func, tensor, device=None, non_blocking=False, **kwargs):
+        _on_the_one_gpu(_as_device(device))
         if tensor in self.cuda:
             return tensor
         kwargs.pop("memory_format", None)
@@ -324,10 +344,12 @@ class _SimulatedCudaMode(TorchFunctionMode):
 
     def _parse_to(self, func, *args, **kwargs):
         """``Module.to(0)``: an int means a cuda index, which a CPU build rejects."""
-        args = [SIMULATED_DEVICE if _as_device(a) is SIMULATED_DEVICE else a for a in args]
-        if isinstance(kwargs.get("device"), int):
-            kwargs["device"] = SIMULATED_DEVICE
-        return func(*args, **kwargs)
+        args = [_on_the_one_gpu(torch.device("cuda", a)) if _is_index(a) else a for a in args]
+        if _is_index(kwargs.get("device")):
+            kwargs["device"] = _on_the_one_gpu(torch.device("cuda", kwargs["device"]))
+        parsed = func(*args, **kwargs)
+        _on_the_one_gpu(parsed[0])
+        return parsed
 
     def _check_index(self, tensor, index):
         indices = [x for x in tree_leaves(index) if isinstance(x, torch.Tensor)]
@@ -352,7 +374,7 @@ def _load_with_simulated_map_location(real_load: Callable, mode: _SimulatedCudaM
     """``torch.load(..., map_location="cuda")``: load on the CPU, then mark as cuda."""
 
     def load(*args, **kwargs):
-        target = _as_device(kwargs.get("map_location"))
+        target = _on_the_one_gpu(_as_device(kwargs.get("map_location")))
         if target is None or target.type != "cuda":
             return real_load(*args, **kwargs)
         kwargs["map_location"] = "cpu"
@@ -403,7 +425,7 @@ def _patch_cuda_queries(stack: contextlib.ExitStack, available: bool) -> None:
     }
     if available:
         for name in ("synchronize", "manual_seed", "manual_seed_all", "seed", "seed_all",
-                     "set_device", "empty_cache"):
+                     "empty_cache"):
             patches[torch.cuda][name] = None
         patches[torch.cuda]["current_device"] = 0
         patches[torch.cuda]["get_device_name"] = "Simulated CUDA device (CPU values)"
@@ -419,6 +441,35 @@ def _patch_cuda_queries(stack: contextlib.ExitStack, available: bool) -> None:
         for name, value in names.items():
             if hasattr(module, name):
                 stack.enter_context(mock.patch.object(module, name, _returning(value)))
+    if available:
+        stack.enter_context(mock.patch.object(torch.cuda, "set_device", _set_device))
+
+
+def _set_device(device: Any) -> None:
+    """``torch.cuda.set_device``: only the one GPU can be chosen."""
+    _on_the_one_gpu(_as_device(device))
+
+
+def _check_ordinals(device_ids: Any) -> None:
+    for device in device_ids:
+        _on_the_one_gpu(_as_device(device))
+
+
+def _scatter_to_the_one_gpu() -> Callable:
+    """``DataParallel``'s scatter on a machine with one GPU: every input moves to ``cuda:0``.
+
+    The real scatter calls CUDA's copy kernels directly; with one device it hands the module
+    the inputs, moved, as a single chunk.
+    """
+
+    def scatter_kwargs(inputs, kwargs, target_gpus, dim=0):
+        _check_ordinals(target_gpus)
+        def move(tree: Any) -> Any:
+            return tree_map(lambda leaf: leaf.cuda() if isinstance(leaf, torch.Tensor) else leaf, tree)
+
+        return (move(tuple(inputs)),), (move(dict(kwargs or {})),)
+
+    return scatter_kwargs
 
 
 @contextlib.contextmanager
@@ -430,6 +481,11 @@ def simulated_cuda() -> Iterator[_SimulatedCudaMode]:
         stack.enter_context(
             mock.patch.object(torch, "load", _load_with_simulated_map_location(torch.load, mode))
         )
+        stack.enter_context(
+            mock.patch.object(_data_parallel, "scatter_kwargs", _scatter_to_the_one_gpu())
+        )
+        # DataParallel compares the GPUs' properties; one GPU is always balanced.
+        stack.enter_context(mock.patch.object(_data_parallel, "_check_balance", _check_ordinals))
         stack.enter_context(mode)
         yield mode
 
