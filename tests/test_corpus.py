@@ -1,4 +1,4 @@
-"""The labelled regression corpus (tests/corpus): precision of TDL003 and TDL004 on real shapes.
+"""The labelled regression corpus (tests/corpus): precision of TDL003, TDL004 and TDL013 on real shapes.
 
 Each corpus file labels its sites on the line where they start:
 ``# expect: TDL003`` must be reported there, ``# ok: TDL004`` must not. ``# miss: TDL003``
@@ -18,7 +18,7 @@ from torchdevice_lint import Settings, fix_source, lint_source
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 FILES = sorted(CORPUS.glob("*.py"))
-CODES = ("TDL003", "TDL004")
+CODES = ("TDL003", "TDL004", "TDL013")
 SETTINGS = Settings(select=CODES)
 LABEL = re.compile(r"#\s*(expect|ok|miss):\s*(TDL\d{3}(?:\s*,\s*TDL\d{3})*)")
 

@@ -9,7 +9,11 @@ import libcst as cst
 from torchdevice_lint.analysis.binding import DeviceBinder, DeviceChoice
 from torchdevice_lint.analysis.flow import FlowAnalysis, Meeting, Scope
 from torchdevice_lint.analysis.imports import ImportTable
+from torchdevice_lint.analysis.tree import assignment_targets, parameters_of, walk
 from torchdevice_lint.analysis.values import UNKNOWN, Kind, Place, Value
+
+#: Stands for a value the derivation does not follow: it reads no name.
+_UNFOLLOWED = cst.Integer("0")
 
 __all__ = ["FileAnalysis", "DeviceChoice", "Kind", "Place", "Value", "Meeting"]
 
@@ -31,6 +35,8 @@ class FileAnalysis:
         self.flow = FlowAnalysis(module, self.imports, source_text if source_text is not None else module.code)
         self.binder = DeviceBinder(self.flow, self.imports, device_style, device_name)
         self._meetings_by_origin: Optional[dict[cst.Call, Meeting]] = None
+        self._unplaced_by_origin: Optional[dict[cst.Call, list[Meeting]]] = None
+        self._argument_derived: dict[cst.FunctionDef, set[str]] = {}
 
     def qualified_name(self, node: cst.BaseExpression) -> Optional[str]:
         return self.imports.qualified_name(node)
@@ -47,5 +53,80 @@ class FileAnalysis:
                     self._meetings_by_origin.setdefault(meeting.origin, meeting)
         return self._meetings_by_origin.get(factory)
 
+    def unplaced_meetings_for_origin(self, factory: cst.Call) -> list[Meeting]:
+        """How a device-less factory call meets tensors of unknown place (one meeting per such
+        tensor), when it meets no tensor known to live on the device."""
+        if self._unplaced_by_origin is None:
+            self._unplaced_by_origin = {}
+            for meetings in self.flow.unplaced_meetings.values():
+                for meeting in meetings:
+                    self._unplaced_by_origin.setdefault(meeting.origin, []).append(meeting)
+        if self.meeting_for_origin(factory) is not None:
+            return []
+        return self._unplaced_by_origin.get(factory, [])
+
+    def argument_derived_names(self, function: cst.FunctionDef) -> set[str]:
+        """The parameters of ``function`` and the local names computed only from them.
+
+        A name counts when every assignment to it reads a parameter (or another such name) and
+        calls nothing but torch functions and methods of those values: it lives wherever the
+        caller's tensors live. A name bound from any other call (a helper of another file,
+        ``.cpu()`` aside, which the flow analysis already places) does not count.
+        """
+        cached = self._argument_derived.get(function)
+        if cached is not None:
+            return cached
+        derived = {param.name.value for param in parameters_of(function)}
+        bindings: dict[str, list[cst.BaseExpression]] = {}
+        for node in walk(function.body):
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and node.value is not None:
+                for target in assignment_targets(node):
+                    if isinstance(target, cst.Name):
+                        bindings.setdefault(target.value, []).append(node.value)
+                    elif isinstance(target, (cst.Tuple, cst.List)):  # unpacking is not followed
+                        for name in walk(target):
+                            if isinstance(name, cst.Name):
+                                bindings.setdefault(name.value, []).append(_UNFOLLOWED)
+        changed = True
+        while changed:
+            changed = False
+            for name, values in bindings.items():
+                if name not in derived and all(self._computed_from(value, derived) for value in values):
+                    derived.add(name)
+                    changed = True
+        derived -= {name for name, values in bindings.items() if not all(self._computed_from(v, derived) for v in values)}
+        self._argument_derived[function] = derived
+        return derived
+
+    def _computed_from(self, expression: cst.BaseExpression, names: set[str]) -> bool:
+        if not _read_names(expression) & names:
+            return False
+        for node in walk(expression):
+            if not isinstance(node, cst.Call):
+                continue
+            qualified = self.qualified_name(node.func)
+            if qualified is not None and qualified.startswith("torch."):
+                continue
+            if isinstance(node.func, cst.Attribute):
+                receiver = _read_names(node.func.value)
+                if receiver and receiver <= names | {"torch"}:
+                    continue
+            return False
+        return True
+
     def scopes_of(self, functions: Sequence[cst.FunctionDef]) -> list[Scope]:
         return [self.flow.scopes[f] for f in functions if f in self.flow.scopes]
+
+
+
+def _read_names(expression: cst.CSTNode) -> set[str]:
+    """The variables ``expression`` reads: not attribute names (``x.pow``) or keywords."""
+    skipped = set()
+    for node in walk(expression):
+        if isinstance(node, cst.Attribute):
+            skipped.add(id(node.attr))
+        elif isinstance(node, cst.Arg) and node.keyword is not None:
+            skipped.add(id(node.keyword))
+    return {node.value for node in walk(expression) if isinstance(node, cst.Name) and id(node) not in skipped}

@@ -109,6 +109,9 @@ class FlowAnalysis:
         self.imports = imports
         self.values: dict[cst.CSTNode, Value] = {}
         self.meetings: dict[cst.CSTNode, list[Meeting]] = {}
+        #: Device-less factories meeting a tensor whose place the caller chooses (an argument,
+        #: what is computed from one): a bug as soon as that tensor lives on a device.
+        self.unplaced_meetings: dict[cst.CSTNode, list[Meeting]] = {}
         self.statement_order: dict[cst.CSTNode, int] = {}
         self.scopes: dict[FunctionOrModule, Scope] = {}
         self.classes: dict[str, ClassInfo] = {}
@@ -538,6 +541,13 @@ class FlowAnalysis:
             self_value = scope.env.get(target.value.value)
             if owner is not None and self_value is not None and target.value.value == "self":
                 self._set_attribute(owner, target.attr.value, value, source)
+        elif isinstance(target, cst.Subscript) and source is not None:
+            receiver = self._evaluate(target.value, scope)
+            indices = [self._evaluate(e.slice.value, scope) for e in target.slice if isinstance(e.slice, cst.Index)]
+            if any(index.kind is Kind.TENSOR for index in indices):
+                # ``x[index] = value`` with a tensor index puts values in place: ``value`` must
+                # live where ``x`` does (basic slicing copies, and may cross devices).
+                self._record_meeting(target, [(target.value, receiver), (source, value)])
 
     def _set_attribute(self, owner: ClassInfo, name: str, value: Value, source: Optional[cst.BaseExpression]) -> None:
         if value.kind is Kind.UNKNOWN and looks_like_device_name(name) and source is not None and not is_none(source):
@@ -864,23 +874,37 @@ class FlowAnalysis:
     def _record_meeting(self, site: cst.CSTNode, participants: Sequence[tuple]) -> None:
         if not self.touches_device or self._expecting_errors:
             return
-        device_side = [(expr, value) for expr, value in participants if value.place is Place.DEVICE]
-        if not device_side:
+        origins = [origin for _, value in participants if value.is_cpu_factory_tensor for origin in value.origins]
+        if not origins:
             return
-        partner = next(
-            (expr.value for expr, value in device_side if isinstance(expr, cst.Name) and value.kind is Kind.TENSOR),
-            None,
-        )
-        found = [
-            Meeting(site, origin, partner)
-            for _, value in participants
-            if value.is_cpu_factory_tensor
-            for origin in value.origins
+        device_side = [(expr, value) for expr, value in participants if value.place is Place.DEVICE]
+        if device_side:
+            partner = next(
+                (expr.value for expr, value in device_side if isinstance(expr, cst.Name) and value.kind is Kind.TENSOR),
+                None,
+            )
+            self.meetings[site] = [Meeting(site, origin, partner) for origin in origins]
+            return
+        unplaced = [
+            name
+            for expr, value in participants
+            if value.kind is Kind.TENSOR and value.place is Place.UNKNOWN
+            for name in self._unplaced_tensor_names(expr)
         ]
-        if found:
-            self.meetings[site] = found
+        if unplaced:
+            self.unplaced_meetings[site] = [Meeting(site, origin, name) for origin in origins for name in unplaced]
 
-
+    def _unplaced_tensor_names(self, expression: cst.CSTNode) -> list[str]:
+        """The names in ``expression`` (itself, or those inside it, outermost first) bound to a
+        tensor of unknown place: where a fix can read the device from."""
+        names, pending = [], [expression]
+        while pending:
+            node = pending.pop(0)
+            value = self.values.get(node, UNKNOWN)
+            if isinstance(node, cst.Name) and value.kind is Kind.TENSOR and value.place is Place.UNKNOWN:
+                names.append(node.value)
+            pending.extend(iter_child_nodes(node))
+        return names
 
 
 # ------------------------------------------------------------------ helpers

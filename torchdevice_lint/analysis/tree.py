@@ -112,3 +112,11 @@ def method_named(node: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
         if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
             return statement
     return None
+
+
+def parameters_of(function: cst.FunctionDef) -> list[cst.Param]:
+    """Every named parameter of ``function``, ``*args`` and ``**kwargs`` included."""
+    params = function.params
+    star = [params.star_arg] if isinstance(params.star_arg, cst.Param) else []
+    double_star = [params.star_kwarg] if params.star_kwarg is not None else []
+    return [*params.posonly_params, *params.params, *star, *params.kwonly_params, *double_star]

@@ -12,6 +12,7 @@ from torchdevice_lint.rules.tdl009_plain_tensor_attribute import PlainTensorAttr
 from torchdevice_lint.rules.tdl010_hardcoded_device_index import HardcodedDeviceIndex
 from torchdevice_lint.rules.tdl011_data_parallel import DataParallel
 from torchdevice_lint.rules.tdl012_pinned_memory import PinnedMemory
+from torchdevice_lint.rules.tdl013_factory_meets_argument import FactoryMeetsArgument
 
 ALL_RULES = (
     CudaCall,
@@ -26,6 +27,7 @@ ALL_RULES = (
     HardcodedDeviceIndex,
     DataParallel,
     PinnedMemory,
+    FactoryMeetsArgument,
 )
 
 __all__ = ["ALL_RULES"]

@@ -6,6 +6,8 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
+from torchdevice_lint.analysis import torch_api
+
 _NO_SPACE = cst.SimpleWhitespace("")
 
 
@@ -44,3 +46,11 @@ def append_argument(call: cst.Call, new: cst.Arg) -> cst.Call:
 
 def method_call(receiver: cst.BaseExpression, method: str, args: Sequence[cst.Arg]) -> cst.Call:
     return cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name(method)), args=list(args))
+
+
+def factory_on_device(call: cst.Call, factory: str, device: str) -> cst.Call:
+    """The factory ``call`` made on ``device``: ``device=`` added, or ``.to(device)`` for the
+    factories that take no ``device=`` (``torch.from_numpy``)."""
+    if factory in torch_api.FACTORIES_WITHOUT_DEVICE_KEYWORD:
+        return method_call(call, "to", [argument(expression(device))])
+    return append_argument(call, argument(expression(device), "device"))

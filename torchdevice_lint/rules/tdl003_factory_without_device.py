@@ -5,7 +5,7 @@ import libcst as cst
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.findings import Safety
 from torchdevice_lint.rule import Invalid, Rule
-from torchdevice_lint.rules._edits import append_argument, argument, expression, method_call
+from torchdevice_lint.rules._edits import factory_on_device
 
 
 class FactoryWithoutDevice(Rule):
@@ -117,10 +117,7 @@ class FactoryWithoutDevice(Rule):
             return
         factory = self.analysis.qualified_name(node.func) or "torch.tensor"
         device = self.context.device_for(meeting.partner)
-        if factory in torch_api.FACTORIES_WITHOUT_DEVICE_KEYWORD:
-            replacement = method_call(node, "to", [argument(expression(device.expression))])
-        else:
-            replacement = append_argument(node, argument(expression(device.expression), "device"))
+        replacement = factory_on_device(node, factory, device.expression)
         in_module = any(
             scope.owner_class is not None and scope.owner_class.is_module
             for scope in self.analysis.scopes_of(self.context.enclosing_functions())
