@@ -9,7 +9,7 @@ import libcst as cst
 from torchdevice_lint.analysis.binding import DeviceBinder, DeviceChoice
 from torchdevice_lint.analysis.flow import FlowAnalysis, Meeting, Scope
 from torchdevice_lint.analysis.imports import ImportTable
-from torchdevice_lint.analysis.tree import assignment_targets, parameters_of, walk
+from torchdevice_lint.analysis.tree import assignment_targets, walk
 from torchdevice_lint.analysis.values import UNKNOWN, Kind, Place, Value
 
 #: Stands for a value the derivation does not follow: it reads no name.
@@ -66,17 +66,19 @@ class FileAnalysis:
         return self._unplaced_by_origin.get(factory, [])
 
     def argument_derived_names(self, function: cst.FunctionDef) -> set[str]:
-        """The parameters of ``function`` and the local names computed only from them.
+        """The tensor parameters of ``function`` and the local names computed only from them.
 
-        A name counts when every assignment to it reads a parameter (or another such name) and
-        calls nothing but torch functions and methods of those values: it lives wherever the
-        caller's tensors live. A name bound from any other call (a helper of another file,
-        ``.cpu()`` aside, which the flow analysis already places) does not count.
+        A name counts when every assignment to it reads such a parameter (or another such name)
+        and calls nothing but torch functions and methods of those values: it lives wherever
+        the caller's tensors live. A name bound from any other call (a helper of another file)
+        does not count, nor does a tensor made here and placed by a non-tensor argument
+        (``torch.randn(3).to(rank)``).
         """
         cached = self._argument_derived.get(function)
         if cached is not None:
             return cached
-        derived = {param.name.value for param in parameters_of(function)}
+        scope = self.flow.scopes.get(function)
+        derived = set(scope.tensor_params) if scope is not None else set()
         bindings: dict[str, list[cst.BaseExpression]] = {}
         for node in walk(function.body):
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
@@ -103,6 +105,8 @@ class FileAnalysis:
     def _computed_from(self, expression: cst.BaseExpression, names: set[str]) -> bool:
         if not _read_names(expression) & names:
             return False
+        if self.flow.values.get(expression, UNKNOWN).origins:
+            return False  # made by a factory of this function, wherever it was moved
         for node in walk(expression):
             if not isinstance(node, cst.Call):
                 continue

@@ -90,6 +90,8 @@ class Scope:
     device_names: dict[str, int] = field(default_factory=dict)
     #: Parameters that hold tensors on the device, in signature order.
     device_tensor_params: list[str] = field(default_factory=list)
+    #: Parameters that hold tensors (by annotation, use or the values passed), wherever they live.
+    tensor_params: set[str] = field(default_factory=set)
     start: int = 0
 
     def lookup(self, name: str) -> Optional[Value]:
@@ -283,6 +285,8 @@ class FlowAnalysis:
                 scope.device_names[name] = scope.start
             if value.kind is Kind.TENSOR and value.place is Place.DEVICE:
                 scope.device_tensor_params.append(name)
+            if value.kind is Kind.TENSOR:
+                scope.tensor_params.add(name)
             scope.env[name] = value
             scope.bound_at[name] = scope.start
         if is_method:

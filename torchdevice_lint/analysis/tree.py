@@ -113,10 +113,3 @@ def method_named(node: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
             return statement
     return None
 
-
-def parameters_of(function: cst.FunctionDef) -> list[cst.Param]:
-    """Every named parameter of ``function``, ``*args`` and ``**kwargs`` included."""
-    params = function.params
-    star = [params.star_arg] if isinstance(params.star_arg, cst.Param) else []
-    double_star = [params.star_kwarg] if params.star_kwarg is not None else []
-    return [*params.posonly_params, *params.params, *star, *params.kwonly_params, *double_star]
