@@ -16,7 +16,7 @@ kept       on a line the commit did not change, or still reported after it: to b
 
 It also counts the fixes of each rule's shape the commit made (``device=`` added to a
 factory call for TDL003 and TDL013; a bare ``x.to(...)`` statement turned into an assignment
-for TDL004) and how many of those the linter caught: the recall on real bugs. Fixes in test
+for TDL004; ``.cpu()`` added before ``.numpy()`` for TDL008) and how many of those the linter caught: the recall on real bugs. Fixes in test
 files count too, though many of them only make a CPU test run on a GPU as well. Nothing is
 written to disk; the repositories are read with ``git`` and never checked out.
 """
@@ -62,7 +62,16 @@ def _assigns_bare_conversion(old: str, new: str) -> bool:
     return bool(_BARE_TO.match(old)) and "=" in new.split("(", 1)[0] and "=" not in old.split("(", 1)[0]
 
 
-FIX_SHAPES = {"TDL003": _adds_device_to_factory, "TDL004": _assigns_bare_conversion, "TDL013": _adds_device_to_factory}
+def _copies_to_host_before_numpy(old: str, new: str) -> bool:
+    return ".numpy()" in old and new.count(".cpu()") > old.count(".cpu()") and ".numpy()" in new
+
+
+FIX_SHAPES = {
+    "TDL003": _adds_device_to_factory,
+    "TDL004": _assigns_bare_conversion,
+    "TDL008": _copies_to_host_before_numpy,
+    "TDL013": _adds_device_to_factory,
+}
 
 
 @dataclass

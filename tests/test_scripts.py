@@ -100,3 +100,15 @@ def test_measure_counts_findings_per_rule():
     )
     assert f"TDL004: {stored}\n" in out
     assert "crashes 0" in out
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "shaped"),
+    [
+        ("scores = out.numpy()", "scores = out.cpu().numpy()", True),
+        ("scores = out.detach().numpy()", "scores = out.detach().cpu().numpy()", True),
+        ("scores = out.cpu().numpy()", "scores = out.detach().cpu().numpy()", False),
+    ],
+)
+def test_a_tdl008_fix_copies_to_the_host_before_numpy(old, new, shaped):
+    assert load("mine_fix_commits").FIX_SHAPES["TDL008"](old, new) is shaped
