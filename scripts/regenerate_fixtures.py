@@ -12,23 +12,25 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from torchdevice_lint import fix_source, lint_source
+from torchdevice_lint import Settings, fix_source, lint_source
+from torchdevice_lint.verify.runner import fixture_selection
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
-def findings_text(source: bytes) -> str:
+def findings_text(source: bytes, settings: Settings) -> str:
     """One ``line:column CODE`` per finding of the original (column 1-based, as printed)."""
-    return "".join(f"{f.line}:{f.column + 1} {f.code}\n" for f in lint_source(source))
+    return "".join(f"{f.line}:{f.column + 1} {f.code}\n" for f in lint_source(source, settings))
 
 
 def main() -> int:
     changed = 0
     for original in sorted(FIXTURES.glob("*/*/original.py")):
         source = original.read_bytes()
-        outputs = [(original.with_name("findings.txt"), findings_text(source).encode())]
+        settings = Settings(select=fixture_selection(original.parent))  # a preview rule's cases run it alone
+        outputs = [(original.with_name("findings.txt"), findings_text(source, settings).encode())]
         if not original.with_name("suggested.py").exists():
-            outputs.append((original.with_name("fixed.py"), fix_source(source, unsafe=True)))
+            outputs.append((original.with_name("fixed.py"), fix_source(source, unsafe=True, settings=settings)))
         for path, content in outputs:
             if not path.exists() or path.read_bytes() != content:
                 path.write_bytes(content)

@@ -6,12 +6,18 @@ import libcst as cst
 import pytest
 
 from torchdevice_lint import Linter, Settings, fix_source, lint_source
+from torchdevice_lint.verify.runner import fixture_selection
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CASES = sorted(p.parent for p in FIXTURES.glob("*/*/original.py"))
 #: Cases of rules that report without fixing: a hand-made ``suggested.py`` instead of ``fixed.py``.
 REPORT_ONLY = [case for case in CASES if (case / "suggested.py").exists()]
 FIXED = [case for case in CASES if case not in REPORT_ONLY]
+
+
+def settings(case: Path) -> Settings:
+    """A preview rule's cases run that rule alone; the others, the rules on by default."""
+    return Settings(select=fixture_selection(case))
 
 
 def test_the_headline_rules_have_at_least_five_cases_each():
@@ -27,12 +33,12 @@ def test_the_headline_rules_have_at_least_five_cases_each():
 @pytest.mark.parametrize("case", FIXED, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_codemod_output_is_the_stored_fixed_form(case):
     original = (case / "original.py").read_bytes()
-    assert fix_source(original, unsafe=True) == (case / "fixed.py").read_bytes()
+    assert fix_source(original, unsafe=True, settings=settings(case)) == (case / "fixed.py").read_bytes()
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_findings_are_the_stored_ones(case):
-    findings = lint_source((case / "original.py").read_bytes())
+    findings = lint_source((case / "original.py").read_bytes(), settings(case))
     printed = "".join(f"{f.line}:{f.column + 1} {f.code}\n" for f in findings)
     assert printed == (case / "findings.txt").read_text()
     code = case.parent.name.upper()
@@ -59,6 +65,6 @@ def test_every_report_only_rule_has_a_case():
 def test_fixed_form_parses_is_stable_and_clean(case):
     fixed = (case / "fixed.py").read_bytes()
     cst.parse_module(fixed)
-    assert fix_source(fixed, unsafe=True) == fixed
-    remaining = Linter(Settings()).fix(fixed, unsafe=True).remaining
+    assert fix_source(fixed, unsafe=True, settings=settings(case)) == fixed
+    remaining = Linter(settings(case)).fix(fixed, unsafe=True).remaining
     assert [f for f in remaining if f.fixable] == []

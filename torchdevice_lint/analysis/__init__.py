@@ -36,7 +36,7 @@ class FileAnalysis:
         self.binder = DeviceBinder(self.flow, self.imports, device_style, device_name)
         self._meetings_by_origin: Optional[dict[cst.Call, Meeting]] = None
         self._unplaced_by_origin: Optional[dict[cst.Call, list[Meeting]]] = None
-        self._argument_derived: dict[cst.FunctionDef, set[str]] = {}
+        self._argument_derived: dict[cst.FunctionDef, dict[str, str]] = {}
 
     def qualified_name(self, node: cst.BaseExpression) -> Optional[str]:
         return self.imports.qualified_name(node)
@@ -65,8 +65,9 @@ class FileAnalysis:
             return []
         return self._unplaced_by_origin.get(factory, [])
 
-    def argument_derived_names(self, function: cst.FunctionDef) -> set[str]:
-        """The tensor parameters of ``function`` and the local names computed only from them.
+    def argument_derived_names(self, function: cst.FunctionDef) -> dict[str, str]:
+        """The tensor parameters of ``function`` and the local names computed only from them,
+        each with the parameter it is computed from (a parameter maps to itself).
 
         A name counts when every assignment to it reads such a parameter (or another such name)
         and calls nothing but torch functions and methods of those values: it lives wherever
@@ -78,7 +79,7 @@ class FileAnalysis:
         if cached is not None:
             return cached
         scope = self.flow.scopes.get(function)
-        derived = set(scope.tensor_params) if scope is not None else set()
+        derived = {name: name for name in scope.tensor_params} if scope is not None else {}
         bindings: dict[str, list[cst.BaseExpression]] = {}
         for node in walk(function.body):
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
@@ -96,14 +97,17 @@ class FileAnalysis:
             changed = False
             for name, values in bindings.items():
                 if name not in derived and all(self._computed_from(value, derived) for value in values):
-                    derived.add(name)
+                    source = next(n for n in sorted(_read_names(values[0])) if n in derived)
+                    derived[name] = derived[source]
                     changed = True
-        derived -= {name for name, values in bindings.items() if not all(self._computed_from(v, derived) for v in values)}
+        for name, values in bindings.items():
+            if name in derived and not all(self._computed_from(value, derived) for value in values):
+                del derived[name]  # a parameter rebound to something else
         self._argument_derived[function] = derived
         return derived
 
-    def _computed_from(self, expression: cst.BaseExpression, names: set[str]) -> bool:
-        if not _read_names(expression) & names:
+    def _computed_from(self, expression: cst.BaseExpression, names: dict[str, str]) -> bool:
+        if not _read_names(expression) & names.keys():
             return False
         if self.flow.values.get(expression, UNKNOWN).origins:
             return False  # made by a factory of this function, wherever it was moved
@@ -115,10 +119,16 @@ class FileAnalysis:
                 continue
             if isinstance(node.func, cst.Attribute):
                 receiver = _read_names(node.func.value)
-                if receiver and receiver <= names | {"torch"}:
+                if receiver and receiver <= names.keys() | {"torch"}:
                     continue
             return False
         return True
+
+    def bound_before(self, name: str, statement: Optional[cst.CSTNode], function: cst.FunctionDef) -> bool:
+        """Whether ``name`` is first bound in ``function`` before ``statement``."""
+        scope = self.flow.scopes.get(function)
+        order = scope.bound_at.get(name) if scope is not None else None
+        return order is not None and statement is not None and order < self.flow.statement_order.get(statement, 0)
 
     def scopes_of(self, functions: Sequence[cst.FunctionDef]) -> list[Scope]:
         return [self.flow.scopes[f] for f in functions if f in self.flow.scopes]

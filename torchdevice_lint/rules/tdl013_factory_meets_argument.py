@@ -46,14 +46,15 @@ class FactoryMeetsArgument(Rule):
     ```
 
     ## Fix safety
-    Adds `device=<tensor>.device` naming the tensor the factory meets (`.to(<tensor>.device)`
-    for `torch.from_numpy`). Always unsafe: the rule cannot see the callers, and a caller may
+    Adds `device=<tensor>.device` naming the tensor the factory meets, or the argument that
+    tensor is computed from when it is bound only after the call (`.to(<tensor>.device)` for
+    `torch.from_numpy`). Always unsafe: the rule cannot see the callers, and a caller may
     rely on the tensor staying on the CPU.
     """
 
     code = "TDL013"
     name = "factory-meets-argument"
-    message = "`{factory}()` creates a CPU tensor that meets `{partner}`, whose device the caller chooses; pass `device={partner}.device`"
+    message = "`{factory}()` creates a CPU tensor that meets `{partner}`, whose device the caller chooses; pass `device={source}.device`"
     needles = ("torch",)
     preview = True
 
@@ -93,6 +94,14 @@ class FactoryMeetsArgument(Rule):
             "    return x * torch.from_numpy(np.asarray(w, dtype=np.float32)).to(x.device)\n",
         ),
         Invalid(
+            "import torch\n\ndef pairs(labels: torch.Tensor, device=None):\n"
+            "    eye = torch.eye(labels.size(0), dtype=torch.bool)\n"
+            "    same = labels.unsqueeze(0) == labels.unsqueeze(1)\n    return same & ~eye\n",
+            "import torch\n\ndef pairs(labels: torch.Tensor, device=None):\n"
+            "    eye = torch.eye(labels.size(0), dtype=torch.bool, device=labels.device)\n"
+            "    same = labels.unsqueeze(0) == labels.unsqueeze(1)\n    return same & ~eye\n",
+        ),
+        Invalid(
             "import torch\n\ndef add_noise(signal: torch.Tensor, snr_db: float, device=None):\n"
             "    noise = torch.randn(signal.shape)\n    return signal + noise * 10 ** (-snr_db / 20)\n",
             "import torch\n\ndef add_noise(signal: torch.Tensor, snr_db: float, device=None):\n"
@@ -111,7 +120,10 @@ class FactoryMeetsArgument(Rule):
         partner = next((m.partner for m in meetings if m.partner in from_arguments), None)
         if partner is None:
             return
+        # The fix reads the device of a tensor bound before the call: the partner, or else the
+        # argument it is computed from (`same = labels == ...` comes after `eye = torch.eye(n)`).
+        source = partner if self.analysis.bound_before(partner, self.context.statement(), functions[0]) else from_arguments[partner]
         factory = self.analysis.qualified_name(node.func) or "torch.tensor"
-        replacement = factory_on_device(node, factory, f"{partner}.device")
-        message = self.message.format(factory=factory, partner=partner)
+        replacement = factory_on_device(node, factory, f"{source}.device")
+        message = self.message.format(factory=factory, partner=partner, source=source)
         self.report(node, message, Fix(Safety.UNSAFE, ((node, replacement),)))

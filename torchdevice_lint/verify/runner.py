@@ -53,6 +53,8 @@ class Case:
     codemod: str = "not checked"  # filled in when the fixed form is checked or made
     #: ``fixed`` is a hand-made ``suggested.py``: the codemod must not change the original.
     report_only: bool = False
+    #: The rules the codemod runs on this case; None: those on by default.
+    select: Optional[tuple[str, ...]] = None
     codemod_diff: str = ""
 
 
@@ -160,9 +162,29 @@ def discover_cases(path: Path) -> list[Case]:
                 original=folder / "original.py",
                 fixed=suggested if report_only else fixed if fixed.is_file() else None,
                 report_only=report_only,
+                select=fixture_selection(folder),
             )
         )
     return cases
+
+
+def fixture_selection(folder: Path) -> Optional[tuple[str, ...]]:
+    """A case of a rule in preview (``fixtures/tdl013/...``) runs that rule alone; any other
+    case runs the rules that are on by default."""
+    try:
+        from torchdevice_lint.rules import ALL_RULES
+    except Exception:  # an engine that fails to import: check_codemod reports it
+        return None
+    code = Path(folder).parent.name.upper()
+    return (code,) if any(rule.code == code and rule.preview for rule in ALL_RULES) else None
+
+
+def _codemod_options(case: Case) -> dict[str, Any]:
+    if case.select is None:
+        return {}
+    from torchdevice_lint import Settings
+
+    return {"settings": Settings(select=case.select)}
 
 
 def load_fix_source() -> tuple[Optional[Callable[..., str]], str]:
@@ -181,7 +203,7 @@ def check_codemod(case: Case, fix_source: Optional[Callable[..., str]], why: str
         return
     original = case.original.read_text(encoding="utf-8")
     try:
-        produced = fix_source(original, unsafe=True)
+        produced = fix_source(original, unsafe=True, **_codemod_options(case))
     except Exception as error:
         case.codemod = f"codemod crashed ({type(error).__name__}: {error})"
         return
