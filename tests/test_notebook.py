@@ -186,6 +186,10 @@ def test_device_settings_reach_notebook_fixes():
         ("%timeit f(a, \\\n   b)\nx = 1\n", [0, 1]),
         ("y = a % b\n", []),
         ("z = x != 1\n", []),
+        ('print("epoch %d, loss %.3f"\n      % (epoch, loss))\n', []),
+        ("total = (a +\n  !b)\n%matplotlib inline\n", [2]),
+        ("value = 1 + \\\n%2\n", []),
+        ("s = 'unterminated\n%time f()\n", [1]),
     ],
 )
 def test_masking(source, masked_lines):

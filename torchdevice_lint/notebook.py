@@ -263,13 +263,13 @@ def build_program(notebook: Notebook) -> Program:
 def mask(source: str, masked: dict[int, str]) -> str:
     """Replace each IPython-only line by a numbered ``pass`` placeholder (indentation kept)."""
     lines = source.splitlines(keepends=True)
-    in_string = _lines_inside_strings(source)
+    continued = _continuation_lines(source)
     out: list[str] = []
     continuing = False
     for number, line in enumerate(lines):
         body = line.rstrip("\r\n")
         stripped = body.strip()
-        if continuing or (number not in in_string and _is_ipython(stripped, body)):
+        if continuing or (number not in continued and _is_ipython(stripped, body)):
             index = len(masked)
             masked[index] = body
             indent = body[: len(body) - len(body.lstrip())]
@@ -288,10 +288,14 @@ def _is_ipython(stripped: str, body: str) -> bool:
     return _SHELL_ASSIGNMENT.match(body) is not None
 
 
-def _lines_inside_strings(source: str) -> set[int]:
-    """Indices of lines that begin inside a triple-quoted string (never masked)."""
+def _continuation_lines(source: str) -> set[int]:
+    """Indices of lines that continue a logical line (never masked): lines that begin inside a
+    triple-quoted string or an open bracket, or after a backslash. IPython only transforms
+    magics at the start of a logical line: a line ``% (epoch, loss))`` that continues a
+    ``print("epoch %d, loss %.3f"`` above it is Python."""
     inside: set[int] = set()
     quote: Optional[str] = None
+    depth = 0
     line = 0
     index = 0
     length = len(source)
@@ -299,10 +303,10 @@ def _lines_inside_strings(source: str) -> set[int]:
         char = source[index]
         if char == "\n":
             line += 1
-            if quote is not None and len(quote) == 3:
-                inside.add(line)
-            elif quote is not None:  # an unterminated one-line string ends at the line end
+            if quote is not None and len(quote) == 1:  # an unterminated one-line string ends here
                 quote = None
+            if quote is not None or depth > 0:
+                inside.add(line)
             index += 1
             continue
         if quote is None:
@@ -314,6 +318,12 @@ def _lines_inside_strings(source: str) -> set[int]:
                 quote = source[index : index + 3] if source[index : index + 3] == char * 3 else char
                 index += len(quote)
                 continue
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth = max(depth - 1, 0)
+            elif char == "\\" and source.startswith("\n", index + 1):
+                inside.add(line + 1)
         else:
             if char == "\\":
                 index += 2
