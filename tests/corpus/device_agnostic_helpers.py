@@ -153,3 +153,16 @@ def in_range(values: torch.Tensor, low: float, high: float):
 def select_rows(features: torch.Tensor, keep):
     keep = torch.as_tensor(keep, dtype=torch.bool)  # ok: TDL013  a CPU mask may index a device tensor
     return features[keep] + features[keep].mean()
+
+
+class GuidedPipeline:
+    """The helper is only ever called here, with a CPU tensor; its result is moved after."""
+
+    def guidance_embedding(self, w: torch.Tensor, dim: int = 8, dtype=torch.float32):
+        freqs = torch.exp(torch.arange(dim // 2, dtype=dtype) * -0.5)  # ok: TDL013  every caller passes CPU
+        angles = w.to(dtype)[:, None] * freqs[None, :]
+        return torch.cat([angles.sin(), angles.cos()], dim=1)
+
+    def __call__(self, scale: float, batch: int, device):
+        w = torch.tensor(scale - 1).repeat(batch)
+        return self.guidance_embedding(w).to(device)

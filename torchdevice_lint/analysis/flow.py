@@ -876,6 +876,9 @@ class FlowAnalysis:
                 self._reseeded.add(helper)
 
     def _record_meeting(self, site: cst.CSTNode, participants: Sequence[tuple]) -> None:
+        # A function walked again (its callers' values now known) judges its sites again.
+        self.meetings.pop(site, None)
+        self.unplaced_meetings.pop(site, None)
         if not self.touches_device or self._expecting_errors:
             return
         origins = [origin for _, value in participants if value.is_cpu_factory_tensor for origin in value.origins]
