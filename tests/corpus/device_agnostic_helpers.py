@@ -166,3 +166,9 @@ class GuidedPipeline:
     def __call__(self, scale: float, batch: int, device):
         w = torch.tensor(scale - 1).repeat(batch)
         return self.guidance_embedding(w).to(device)
+
+
+def mask_from_lengths(lengths: torch.Tensor):
+    max_len = int(torch.max(lengths).item())
+    ids = torch.arange(0, max_len, out=torch.empty(max_len, dtype=torch.long, device=lengths.device))  # ok: TDL013  out= decides
+    return ids < lengths.unsqueeze(1)

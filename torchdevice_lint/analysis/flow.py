@@ -744,6 +744,8 @@ class FlowAnalysis:
             return Value(Kind.TENSOR)
         if device is not None:
             return Value(Kind.TENSOR, device_argument_place(device, self.values))
+        if keyword_argument(node, "out") is not None:  # written into ``out``, on its device
+            return Value(Kind.TENSOR)
         if self.sets_default_device:
             return Value(Kind.TENSOR)
         if is_zero_dim_factory(node, qualified):
