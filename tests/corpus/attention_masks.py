@@ -116,3 +116,30 @@ def lengths_to_mask(lengths, max_len=None):
 def extended_attention_mask(attention_mask: torch.Tensor, dtype=torch.float32):
     ext = attention_mask[:, None, None, :].to(dtype)
     return (1.0 - ext) * torch.finfo(dtype).min
+
+
+def window_partition(x: torch.Tensor, size: int) -> torch.Tensor:
+    b, h, w, c = x.shape
+    x = x.view(b, h // size, size, w // size, size, c)
+    return x.permute(0, 1, 3, 2, 4, 5).reshape(-1, size * size, c)
+
+
+class ShiftedWindowBlock(nn.Module):
+    """The shift mask is built once in __init__ through the helper forward also uses, then kept
+    as a buffer: it follows the module. The helper's result in forward is a device tensor."""
+
+    def __init__(self, dim: int, resolution: int, size: int, shift: int):
+        super().__init__()
+        self.size = size
+        self.qkv = nn.Linear(dim, dim * 3)
+        img_mask = torch.zeros((1, resolution, resolution, 1))  # ok: TDL003
+        for index, band in enumerate((slice(0, -size), slice(-size, -shift), slice(-shift, None))):
+            img_mask[:, band, :, :] = index
+        windows = window_partition(img_mask, size).squeeze(-1)
+        attn_mask = windows.unsqueeze(1) - windows.unsqueeze(2)
+        self.register_buffer("attn_mask", attn_mask.masked_fill(attn_mask != 0, -100.0), persistent=False)
+
+    def forward(self, x):
+        windows = window_partition(x, self.size)
+        qkv = self.qkv(windows)  # the helper returns x's device, not __init__'s CPU mask
+        return qkv + self.attn_mask.sum()

@@ -124,6 +124,7 @@ class FlowAnalysis:
         self._counter = 0
         self._seeds: dict[cst.FunctionDef, dict[int, Value]] = {}
         self._reseeded: set[cst.FunctionDef] = set()
+        self._calls_in: dict[cst.FunctionDef, frozenset[cst.CSTNode]] = {}
         #: Bodies that called a function of the file before its return value was known.
         self._awaiting: set[FunctionOrModule] = set()
         #: Inside ``with pytest.raises(...)``: a mismatch there is provoked on purpose.
@@ -703,7 +704,7 @@ class FlowAnalysis:
             helper = self.functions.get(node.func.value)
             if helper is not None and scope.lookup(node.func.value) is None:
                 self._seed(helper, argument_values, offset=0)
-                return self._returned_by(helper, scope)
+                return self._returned_by(helper, scope, argument_values)
         if callee.kind is Kind.MODULE:
             return self._evaluate_module_call(node, callee, argument_values)
         return UNKNOWN
@@ -797,7 +798,7 @@ class FlowAnalysis:
         if helper is None:
             return UNKNOWN
         self._seed(helper, argument_values, offset=0 if _is_static(helper) else 1)
-        return self._returned_by(helper, scope)
+        return self._returned_by(helper, scope, argument_values)
 
     def _evaluate_move(self, node: cst.Call, receiver: Value, method: str) -> Value:
         if method == "cuda":
@@ -820,11 +821,34 @@ class FlowAnalysis:
             return receiver.moved_to(target_value.place)
         return receiver.moved_to(device_argument_place(target, self.values))
 
-    def _returned_by(self, function: cst.FunctionDef, scope: Scope) -> Value:
-        """What a function of the file returns; its caller is walked again if not known yet."""
+    def _returned_by(self, function: cst.FunctionDef, scope: Scope, argument_values=()) -> Value:
+        """What a function of the file returns to this call; its caller is walked again if
+        that is not known yet.
+
+        The return value is merged over every call: a CPU factory passed in at another call
+        (``window_partition(torch.zeros(...))`` in ``__init__``) does not come back from this
+        one, which passes device tensors.
+        """
         if function not in self.returns and function not in self.scopes:
             self._awaiting.add(scope.node)
-        return self.returns.get(function, UNKNOWN)
+        returned = self.returns.get(function, UNKNOWN)
+        if not returned.origins:
+            return returned
+        passed = {origin for _, value in argument_values for origin in value.origins}
+        made_here = self._factories_in(function)
+        kept = frozenset(origin for origin in returned.origins if origin in passed or origin in made_here)
+        if kept == returned.origins:
+            return returned
+        if kept:
+            return Value(returned.kind, returned.place, kept, returned.type_name)
+        places = {value.place for _, value in argument_values if value.kind is Kind.TENSOR}
+        return Value(returned.kind, places.pop() if len(places) == 1 else Place.UNKNOWN, frozenset(), returned.type_name)
+
+    def _factories_in(self, function: cst.FunctionDef) -> frozenset[cst.CSTNode]:
+        calls = self._calls_in.get(function)
+        if calls is None:
+            calls = self._calls_in[function] = frozenset(n for n in walk(function) if isinstance(n, cst.Call))
+        return calls
 
     def _evaluate_module_call(self, node: cst.Call, module: Value, argument_values) -> Value:
         """A module called on tensors: where they must meet its parameters, or each other."""
