@@ -178,3 +178,13 @@ def graph_slices(batch: torch.Tensor):
     """NumPy reads the batch vector: the helper works on CPU tensors only, by contract."""
     counts = torch.from_numpy(np.bincount(batch))  # ok: TDL013
     return torch.cat([torch.tensor([0]), torch.cumsum(counts, 0)]) + batch[:1] * 0  # ok: TDL013
+
+
+def eye_batch(batch_size: int, size: int, device=None, dtype=None):
+    return torch.eye(size, device=device, dtype=dtype).expand(batch_size, -1, -1)
+
+
+def rectified_fundamental(batch_size: int):
+    """The eye is made with device=None, the default: both sides are on the CPU."""
+    flip = torch.tensor([[0.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])  # ok: TDL003
+    return eye_batch(batch_size, 3) @ flip

@@ -107,7 +107,7 @@ class DeviceBinder:
         non_device_bindings: set[str] = set(self.imports.aliases) | set(self.flow.classes) | set(self.flow.functions)
         for scope in self.flow.scopes.values():
             for name, value in scope.env.items():
-                if value.kind is not Kind.DEVICE or name in self.imports.aliases:
+                if value.kind is not Kind.DEVICE or value.defaults_to_cpu or name in self.imports.aliases:
                     non_device_bindings.add(name)
         candidates = (self.preferred_name,) if self.preferred_name else ()
         for name in candidates + _CANDIDATE_GLOBAL_NAMES:

@@ -280,8 +280,8 @@ class FlowAnalysis:
             elif inputs_on_device and param in positional and value.kind is Kind.TENSOR:
                 value = value.moved_to(Place.DEVICE)
             has_none_default = isinstance(param.default, cst.Name) and param.default.value == "None"
-            if value.kind is Kind.UNKNOWN and looks_like_device_name(name) and not has_none_default:
-                value = DEVICE_OBJECT
+            if value.kind is Kind.UNKNOWN and looks_like_device_name(name):
+                value = Value(Kind.DEVICE, defaults_to_cpu=True) if has_none_default else DEVICE_OBJECT
             if value.kind is Kind.DEVICE and not has_none_default:
                 scope.device_names[name] = scope.start
             if value.kind is Kind.TENSOR and value.place is Place.DEVICE:
@@ -958,6 +958,8 @@ def device_argument_place(node: cst.BaseExpression, values: dict) -> Place:
             return owner.place
     device = values.get(node, UNKNOWN)
     if device.kind is Kind.DEVICE:
+        if device.defaults_to_cpu:
+            return Place.UNKNOWN
         return Place.DEVICE if device.place is Place.UNKNOWN else device.place
     if isinstance(node, cst.Name) and looks_like_device_name(node.value):
         return Place.DEVICE

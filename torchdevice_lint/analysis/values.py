@@ -44,6 +44,9 @@ class Value:
     type_name: Optional[str] = None
     #: For tuple and list literals: the value of each element.
     elements: Optional[tuple["Value", ...]] = None
+    #: A device parameter defaulting to None (``device=None``): the CPU unless a caller passes
+    #: one, so what it places is not known to be on the device.
+    defaults_to_cpu: bool = False
 
     def moved_to(self, place: Place) -> "Value":
         return replace(self, place=place, origins=self.origins if place is Place.CPU else frozenset(), elements=None)
