@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from torchdevice_lint import Settings, fix_source, lint_source
-from torchdevice_lint.verify.runner import fixture_selection
+from torchdevice_lint.verify.runner import fixture_settings
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -27,7 +27,7 @@ def main() -> int:
     changed = 0
     for original in sorted(FIXTURES.glob("*/*/original.py")):
         source = original.read_bytes()
-        settings = Settings(select=fixture_selection(original.parent))  # a preview rule's cases run it alone
+        settings = fixture_settings(original.parent)  # a preview rule's cases run it alone
         outputs = [(original.with_name("findings.txt"), findings_text(source, settings).encode())]
         if not original.with_name("suggested.py").exists():
             outputs.append((original.with_name("fixed.py"), fix_source(source, unsafe=True, settings=settings)))

@@ -6,18 +6,13 @@ import libcst as cst
 import pytest
 
 from torchdevice_lint import Linter, Settings, fix_source, lint_source
-from torchdevice_lint.verify.runner import fixture_selection
+from torchdevice_lint.verify.runner import fixture_settings as settings
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CASES = sorted(p.parent for p in FIXTURES.glob("*/*/original.py"))
 #: Cases of rules that report without fixing: a hand-made ``suggested.py`` instead of ``fixed.py``.
 REPORT_ONLY = [case for case in CASES if (case / "suggested.py").exists()]
 FIXED = [case for case in CASES if case not in REPORT_ONLY]
-
-
-def settings(case: Path) -> Settings:
-    """A preview rule's cases run that rule alone; the others, the rules on by default."""
-    return Settings(select=fixture_selection(case))
 
 
 def test_the_headline_rules_have_at_least_five_cases_each():

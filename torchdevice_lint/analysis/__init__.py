@@ -6,7 +6,7 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
-from torchdevice_lint.analysis.binding import DeviceBinder, DeviceChoice
+from torchdevice_lint.analysis.binding import DeviceBinder, DeviceChoice, bound_before
 from torchdevice_lint.analysis.flow import FlowAnalysis, Meeting, Scope
 from torchdevice_lint.analysis.imports import ImportTable
 from torchdevice_lint.analysis.tree import assignment_targets, walk
@@ -136,12 +136,12 @@ class FileAnalysis:
     def bound_before(self, name: str, statement: Optional[cst.CSTNode], function: cst.FunctionDef) -> bool:
         """Whether ``name`` is first bound in ``function`` before ``statement``."""
         scope = self.flow.scopes.get(function)
-        order = scope.bound_at.get(name) if scope is not None else None
-        return order is not None and statement is not None and order < self.flow.statement_order.get(statement, 0)
+        if scope is None or statement is None:
+            return False
+        return bound_before(scope, name, self.flow.statement_order.get(statement, 0))
 
     def scopes_of(self, functions: Sequence[cst.FunctionDef]) -> list[Scope]:
         return [self.flow.scopes[f] for f in functions if f in self.flow.scopes]
-
 
 
 def _read_names(expression: cst.CSTNode) -> set[str]:

@@ -67,7 +67,7 @@ class DeviceBinder:
             name = _bound_device_name(scope, site)
             if name is not None:
                 return DeviceChoice(name)
-        if partner is not None and scopes and _bound_before(scopes[0], partner, site):
+        if partner is not None and scopes and bound_before(scopes[0], partner, site):
             return DeviceChoice(f"{partner}.device")
         for scope in scopes:
             if scope.device_tensor_params:
@@ -128,7 +128,8 @@ def _bound_device_name(scope: Scope, site: Optional[int]) -> Optional[str]:
     return "device" if "device" in usable else usable[0]
 
 
-def _bound_before(scope: Scope, name: str, site: int) -> bool:
+def bound_before(scope: Scope, name: str, site: int) -> bool:
+    """Whether ``name`` is first bound in ``scope`` before the statement numbered ``site``."""
     order = scope.bound_at.get(name)
     return order is not None and order < site
 

@@ -835,7 +835,7 @@ class FlowAnalysis:
         if not returned.origins:
             return returned
         passed = {origin for _, value in argument_values for origin in value.origins}
-        made_here = self._factories_in(function)
+        made_here = self._calls_in_body(function)
         kept = frozenset(origin for origin in returned.origins if origin in passed or origin in made_here)
         if kept == returned.origins:
             return returned
@@ -844,7 +844,7 @@ class FlowAnalysis:
         places = {value.place for _, value in argument_values if value.kind is Kind.TENSOR}
         return Value(returned.kind, places.pop() if len(places) == 1 else Place.UNKNOWN, frozenset(), returned.type_name)
 
-    def _factories_in(self, function: cst.FunctionDef) -> frozenset[cst.CSTNode]:
+    def _calls_in_body(self, function: cst.FunctionDef) -> frozenset[cst.CSTNode]:
         calls = self._calls_in.get(function)
         if calls is None:
             calls = self._calls_in[function] = frozenset(n for n in walk(function) if isinstance(n, cst.Call))

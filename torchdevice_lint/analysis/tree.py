@@ -112,4 +112,3 @@ def method_named(node: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
         if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
             return statement
     return None
-

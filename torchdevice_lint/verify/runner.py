@@ -179,6 +179,13 @@ def fixture_selection(folder: Path) -> Optional[tuple[str, ...]]:
     return (code,) if any(rule.code == code and rule.preview for rule in ALL_RULES) else None
 
 
+def fixture_settings(folder: Path) -> Any:
+    """The `Settings` the case in ``folder`` is linted and fixed with (`fixture_selection`)."""
+    from torchdevice_lint import Settings
+
+    return Settings(select=fixture_selection(folder))
+
+
 def _codemod_options(case: Case) -> dict[str, Any]:
     if case.select is None:
         return {}

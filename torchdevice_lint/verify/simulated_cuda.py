@@ -134,7 +134,7 @@ def _as_device(value: Any) -> torch.device | None:
             return torch.device(value)
         except RuntimeError:
             return None
-    if isinstance(value, int) and not isinstance(value, bool):
+    if _is_index(value):
         return torch.device("cuda", value)
     return None
 
@@ -344,9 +344,9 @@ class _SimulatedCudaMode(TorchFunctionMode):
 
     def _parse_to(self, func, *args, **kwargs):
         """``Module.to(0)``: an int means a cuda index, which a CPU build rejects."""
-        args = [_on_the_one_gpu(torch.device("cuda", a)) if _is_index(a) else a for a in args]
+        args = [torch.device("cuda", a) if _is_index(a) else a for a in args]
         if _is_index(kwargs.get("device")):
-            kwargs["device"] = _on_the_one_gpu(torch.device("cuda", kwargs["device"]))
+            kwargs["device"] = torch.device("cuda", kwargs["device"])
         parsed = func(*args, **kwargs)
         _on_the_one_gpu(parsed[0])
         return parsed
@@ -464,6 +464,7 @@ def _scatter_to_the_one_gpu() -> Callable:
 
     def scatter_kwargs(inputs, kwargs, target_gpus, dim=0):
         _check_ordinals(target_gpus)
+
         def move(tree: Any) -> Any:
             return tree_map(lambda leaf: leaf.cuda() if isinstance(leaf, torch.Tensor) else leaf, tree)
 
