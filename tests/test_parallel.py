@@ -88,10 +88,10 @@ def test_some_answers_ready_the_rest_from_workers(tmp_path):
 def test_a_crash_in_a_worker_is_an_error_for_that_file_only(project, capsys, monkeypatch):
     original = Linter.lint
 
-    def lint(self, source):
+    def lint(self, source, *context):
         if b"m3 = " in source:
             raise ValueError("boom")
-        return original(self, source)
+        return original(self, source, *context)
 
     monkeypatch.setattr(Linter, "lint", lint)  # workers are forked: they see it too
     for jobs in ("1", "2"):

@@ -9,6 +9,7 @@ import sys
 from typing import Optional, Sequence, TextIO
 
 from torchdevice_lint import __version__
+from torchdevice_lint.analysis.project import index_for_run
 from torchdevice_lint.config import (
     DEVICE_STYLES,
     Config,
@@ -192,6 +193,7 @@ class Run:
         paths = list(iter_python_files(self.args.paths, self.config))
         self.progress = Progress(len(paths), sys.stderr, enabled=bar_wanted(sys.stderr, self.args.quiet))
         files = [path for path in paths if not isinstance(path, MissingPath) and path != STDIN]
+        self.job.project = index_for_run(self.args.paths, files, self.walk)
         jobs = self.args.jobs or default_jobs()
         # Results come back in the order of ``files`` whatever the number of jobs.
         results = map_in_order(self.job, files, jobs, ready=self.job.cached)
@@ -205,6 +207,10 @@ class Run:
         self.progress.clear()
         self.finish()
         return exit_code(self.summary)
+
+    def walk(self, folder: str) -> list[str]:
+        """The Python files of a folder, as this run's configuration walks them."""
+        return [path for path in iter_python_files([folder], self.config) if isinstance(path, str)]
 
     def finish(self) -> None:
         stream = sys.stderr if (self.args.fix and STDIN in self.args.paths) else sys.stdout

@@ -19,7 +19,7 @@ from typing import Callable, Iterator, Optional, Sequence, Union
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from torchdevice_lint.analysis import FileAnalysis
+from torchdevice_lint.analysis import FileAnalysis, ProjectIndex
 from torchdevice_lint.analysis.binding import DeviceBinder
 from torchdevice_lint.analysis.tree import _child_fields, walk
 from torchdevice_lint.findings import Finding, Report, Safety
@@ -101,21 +101,24 @@ class Linter:
         self.byte_needles = tuple(needle.encode() for needle in self.needles)
 
     # ---------------------------------------------------------------- public
-    def lint(self, source: Source) -> list[Finding]:
+    def lint(self, source: Source, project: Optional[ProjectIndex] = None, path: Optional[str] = None) -> list[Finding]:
+        """``project`` and ``path``: the index of the walked project and this file's path in it."""
         if not self._may_match(source) or (self.noqa and skips_file(source)):
             return []
         module = parse(source)
-        reports = self._run_rules(module, _text_of(source, module)).reports
+        reports = self._run_rules(module, _text_of(source, module), project, path).reports
         return [finding for finding in self._findings(module, reports) if finding is not None]
 
-    def fix(self, source: Source, unsafe: bool = False) -> FixResult:
+    def fix(
+        self, source: Source, unsafe: bool = False, project: Optional[ProjectIndex] = None, path: Optional[str] = None
+    ) -> FixResult:
         if not self._may_match(source) or (self.noqa and skips_file(source)):
             return FixResult(source, [], 0)
         module = original = parse(source)
         text: Optional[str] = _text_of(source, module)
         applied = 0
         for _ in range(MAX_FIX_ROUNDS):
-            context = self._run_rules(module, text)
+            context = self._run_rules(module, text, project, path)
             reports = context.reports
             findings = self._findings(module, reports)
             suppressed = {id(report) for report, finding in zip(reports, findings) if finding is None}
@@ -132,7 +135,7 @@ class Linter:
             module, text = self._apply(module, chosen, context.analysis.binder), None
             applied += len(chosen)
         if applied:
-            reports = self._run_rules(module).reports
+            reports = self._run_rules(module, None, project, path).reports
         remaining = self._findings(module, reports)
         if not applied:  # nothing to write: hand back the very input
             return FixResult(source, [f for f in remaining if f is not None], 0)
@@ -145,9 +148,15 @@ class Linter:
         needles = self.byte_needles if isinstance(source, bytes) else self.needles
         return any(needle in source for needle in needles)
 
-    def _run_rules(self, module: cst.Module, text: Optional[str] = None) -> RuleContext:
+    def _run_rules(
+        self,
+        module: cst.Module,
+        text: Optional[str] = None,
+        project: Optional[ProjectIndex] = None,
+        path: Optional[str] = None,
+    ) -> RuleContext:
         """Analyse the module once and walk it once for every rule; ``text`` is its source."""
-        analysis = FileAnalysis(module, self.settings.device_style, self.settings.device_name, text)
+        analysis = FileAnalysis(module, self.settings.device_style, self.settings.device_name, text, project, path)
         context = RuleContext(analysis)
         handlers: dict[type, list[Callable[[cst.CSTNode], None]]] = {}
         for rule_class in self.rules:
@@ -524,15 +533,21 @@ def _syntax_error(source: Source, error: cst.ParserSyntaxError) -> str:
 
 
 def lint_source(
-    source: Source, settings: Settings = Settings(), *, filename: Optional[str] = None, noqa: bool = True
+    source: Source,
+    settings: Settings = Settings(),
+    *,
+    filename: Optional[str] = None,
+    noqa: bool = True,
+    project: Optional[ProjectIndex] = None,
 ) -> list[Finding]:
     """The findings in one file's source text, sorted by position.
 
     ``source`` is the text (``str``) or the raw bytes of a file (bytes honour a PEP 263 coding
     line and a BOM). ``settings`` chooses the rules (`Settings`). With a ``filename`` ending in
     ``.ipynb`` the source is a notebook's JSON and each finding's ``cell`` names its code cell.
-    ``noqa=False`` ignores ``# noqa`` and skip-file comments. Raises `SourceError` (one line)
-    for a file that cannot be parsed.
+    ``noqa=False`` ignores ``# noqa`` and skip-file comments. ``project`` (a `ProjectIndex` of
+    the project ``filename`` belongs to) lets the rules see the classes its imports name.
+    Raises `SourceError` (one line) for a file that cannot be parsed.
 
     >>> [f.code for f in lint_source("import torch\\nmodel = Net().cuda()\\n")]
     ['TDL001']
@@ -542,7 +557,7 @@ def lint_source(
         from torchdevice_lint.notebook import lint_notebook
 
         return lint_notebook(source.encode("utf-8") if isinstance(source, str) else source, linter)
-    return sorted(linter.lint(source), key=lambda f: (f.line, f.column, f.code))
+    return sorted(linter.lint(source, project, filename), key=lambda f: (f.line, f.column, f.code))
 
 
 def fix_source(

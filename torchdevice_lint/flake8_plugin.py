@@ -9,6 +9,10 @@ flake8 decides which codes to show (``select``, ``ignore``, ``per-file-ignores``
   accepted and checked, so one configuration serves ``flake8`` and ``torchdevice-fix``;
   they shape fixes, which flake8 does not apply.
 
+Each file is judged with the classes of its project (the folder above it holding ``.git``,
+``pyproject.toml``, ``setup.py`` or ``setup.cfg``), indexed once per flake8 process; a file
+read from stdin is judged alone.
+
 A ``# noqa`` anywhere on a multi-line statement covers all of it, as in ``torchdevice-fix``
 (flake8 alone only joins the lines of strings and backslash continuations); flake8's
 ``--disable-noqa`` turns that off too.
@@ -18,9 +22,11 @@ from __future__ import annotations
 
 import argparse
 import ast
-from typing import Any, ClassVar, Iterator, Sequence
+import os
+from typing import Any, ClassVar, Iterator, Optional, Sequence
 
 from torchdevice_lint import __version__
+from torchdevice_lint.analysis.project import ProjectIndex, index_of_project, project_root
 from torchdevice_lint.config import DEVICE_STYLES, ConfigError, check_device_name, check_device_style
 from torchdevice_lint.engine import Settings, SourceError, lint_source
 
@@ -33,8 +39,9 @@ class TorchDevicePlugin:
     settings: ClassVar[Settings] = Settings()
     noqa: ClassVar[bool] = True
 
-    def __init__(self, tree: ast.AST, lines: Sequence[str]) -> None:
+    def __init__(self, tree: ast.AST, lines: Sequence[str], filename: str = "stdin") -> None:
         self.lines = lines
+        self.filename = filename
 
     @classmethod
     def add_options(cls, manager: Any) -> None:
@@ -79,8 +86,17 @@ class TorchDevicePlugin:
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:
-            findings = lint_source("".join(self.lines), self.settings, noqa=self.noqa)
+            findings = lint_source(
+                "".join(self.lines), self.settings, noqa=self.noqa, filename=self.filename, project=self._project()
+            )
         except SourceError:
             return  # flake8 reports syntax errors itself (E999)
         for finding in findings:
             yield finding.line, finding.column, f"{finding.code} {finding.message}", type(self)
+
+    def _project(self) -> Optional[ProjectIndex]:
+        """The index of the file's project, built on first use in this process; a file read
+        from stdin is judged alone."""
+        if self.filename in ("stdin", "-") or not os.path.isfile(self.filename):
+            return None
+        return index_of_project(project_root(self.filename))

@@ -9,6 +9,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from torchdevice_lint.analysis.project import ProjectIndex
 from torchdevice_lint.cache import ResultCache
 from torchdevice_lint.engine import Linter, Settings, SourceError
 from torchdevice_lint.files import STDIN
@@ -44,11 +45,13 @@ def process_file(
     unsafe: bool,
     name: Optional[str] = None,
     cache: Optional[ResultCache] = None,
+    project: Optional[ProjectIndex] = None,
 ) -> FileResult:
     """Read, then lint (or fix in memory) one file; never raises for bad input.
 
     A path (or, for stdin, a ``name``) ending in ``.ipynb`` is checked as a Jupyter notebook.
-    In check mode a ``cache`` answers for bytes it has seen under the same settings.
+    In check mode a ``cache`` answers for bytes it has seen under the same settings and the
+    same ``project`` index (stdin is judged alone, without it).
     """
     result = FileResult(path)
     try:
@@ -57,7 +60,9 @@ def process_file(
         result.error = error.strerror or str(error)
         return result
     notebook = is_notebook(name or path)
-    kind = _cache_kind(name or path, linter)
+    if path == STDIN:
+        project = None
+    kind = _cache_kind(name or path, linter, project)
     if cache is not None and not fix:
         cached = cache.get(result.original, kind)
         if isinstance(cached, str):
@@ -74,11 +79,11 @@ def process_file(
             else:
                 result.findings = lint_notebook(result.original, linter)
         elif fix:
-            outcome = linter.fix(result.original, unsafe=unsafe)
+            outcome = linter.fix(result.original, unsafe=unsafe, project=project, path=path)
             assert isinstance(outcome.source, bytes)
             result.fixed, result.findings, result.applied = outcome.source, outcome.remaining, outcome.applied
         else:
-            result.findings = linter.lint(result.original)
+            result.findings = linter.lint(result.original, project, path)
     except SourceError as error:
         result.error = str(error)
     except RecursionError:
@@ -91,9 +96,11 @@ def process_file(
     return result
 
 
-def _cache_kind(name: str, linter: Linter) -> str:
-    """What decides a check's outcome besides the bytes: how they are read, the settings."""
-    return f"{'ipynb' if is_notebook(name) else 'py'} {linter.settings!r} noqa={linter.noqa}"
+def _cache_kind(name: str, linter: Linter, project: Optional[ProjectIndex]) -> str:
+    """What decides a check's outcome besides the bytes: how they are read, the settings,
+    the facts of the project's other files."""
+    facts = project.fingerprint if project is not None else "alone"
+    return f"{'ipynb' if is_notebook(name) else 'py'} {linter.settings!r} noqa={linter.noqa} project={facts}"
 
 
 def _read(path: str) -> bytes:
@@ -125,6 +132,8 @@ class FileJob:
     ) -> None:
         self.settings_for, self.fix, self.unsafe, self.cache = settings_for, fix, unsafe, cache
         self._linters: dict[Settings, Linter] = {}
+        #: The walked project's index, set by the caller once the files are known.
+        self.project: Optional[ProjectIndex] = None
 
     def linter_for(self, name: str) -> Linter:
         settings = self.settings_for(name)
@@ -141,7 +150,7 @@ class FileJob:
             data = _read(path)
         except OSError:
             return None
-        outcome = self.cache.get(data, _cache_kind(path, self.linter_for(path)))
+        outcome = self.cache.get(data, _cache_kind(path, self.linter_for(path), self.project))
         if outcome is None:
             return None
         result = FileResult(path, original=data)
@@ -155,7 +164,9 @@ class FileJob:
 
     def __call__(self, path: str, name: Optional[str] = None) -> FileResult:
         shown = name or path
-        result = process_file(path, self.linter_for(shown), self.fix, self.unsafe, name=shown, cache=self.cache)
+        result = process_file(
+            path, self.linter_for(shown), self.fix, self.unsafe, name=shown, cache=self.cache, project=self.project
+        )
         if not self.fix and not result.findings and path != STDIN:
             result.original = b""  # only quoted findings need it: keep the pipe from workers light
         return result

@@ -9,13 +9,14 @@ import libcst as cst
 from torchdevice_lint.analysis.binding import DeviceBinder, DeviceChoice, bound_before
 from torchdevice_lint.analysis.flow import FlowAnalysis, Meeting, Scope
 from torchdevice_lint.analysis.imports import ImportTable
+from torchdevice_lint.analysis.project import EMPTY_INDEX, ProjectClass, ProjectIndex, ProjectView
 from torchdevice_lint.analysis.tree import assignment_targets, walk
 from torchdevice_lint.analysis.values import UNKNOWN, Kind, Place, Value
 
 #: Stands for a value the derivation does not follow: it reads no name.
 _UNFOLLOWED = cst.Integer("0")
 
-__all__ = ["FileAnalysis", "DeviceChoice", "Kind", "Place", "Value", "Meeting"]
+__all__ = ["FileAnalysis", "DeviceChoice", "Kind", "Place", "Value", "Meeting", "ProjectClass", "ProjectIndex"]
 
 
 class FileAnalysis:
@@ -27,12 +28,19 @@ class FileAnalysis:
         device_style: str = "cuda",
         device_name: Optional[str] = None,
         source_text: Optional[str] = None,
+        project: Optional[ProjectIndex] = None,
+        path: Optional[str] = None,
     ) -> None:
         """``source_text`` is the module's code when the caller already holds it: rebuilding
-        it from the tree costs about a sixth of the whole analysis."""
+        it from the tree costs about a sixth of the whole analysis. ``project`` indexes the
+        other files of the walked project and ``path`` is this file's place among them; without
+        them the file is judged alone."""
         self.module = module
         self.imports = ImportTable()
-        self.flow = FlowAnalysis(module, self.imports, source_text if source_text is not None else module.code)
+        text = source_text if source_text is not None else module.code
+        #: Classes of the project's files, seen from this one (see `analysis.project`).
+        self.project = ProjectView(project or EMPTY_INDEX, path, text)
+        self.flow = FlowAnalysis(module, self.imports, text, self.project)
         self.binder = DeviceBinder(self.flow, self.imports, device_style, device_name)
         self._meetings_by_origin: Optional[dict[cst.Call, Meeting]] = None
         self._unplaced_by_origin: Optional[dict[cst.Call, list[Meeting]]] = None
@@ -43,6 +51,14 @@ class FileAnalysis:
 
     def value_of(self, node: cst.CSTNode) -> Value:
         return self.flow.values.get(node, UNKNOWN)
+
+    def class_of(self, node: cst.BaseExpression) -> Optional[ProjectClass]:
+        """The class of the object ``node`` holds, when the file shows it was made by a class
+        of the project (this file's or another's, directly or through a helper that returns
+        one): ``net = Net(); net.cuda()`` gives ``Net``, with ``cuda_without_to`` and
+        ``converts_in_place`` to ask."""
+        type_name = self.value_of(node).type_name
+        return self.project.instance_of(type_name) if type_name is not None else None
 
     def meeting_for_origin(self, factory: cst.Call) -> Optional[Meeting]:
         """How a device-less factory call meets the device, if it does."""

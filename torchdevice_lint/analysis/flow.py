@@ -16,7 +16,8 @@ from typing import Iterable, Optional, Sequence, Union
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
-from torchdevice_lint.analysis.imports import ImportTable
+from torchdevice_lint.analysis.imports import ImportTable, dotted_name
+from torchdevice_lint.analysis.project import ProjectView
 from torchdevice_lint.analysis.tree import (
     assignment_targets,
     is_none,
@@ -106,9 +107,13 @@ class Scope:
 class FlowAnalysis:
     """Runs the walk over a parsed module and keeps every fact it derived."""
 
-    def __init__(self, module: cst.Module, imports: ImportTable, source_text: str) -> None:
+    def __init__(
+        self, module: cst.Module, imports: ImportTable, source_text: str, project: Optional[ProjectView] = None
+    ) -> None:
         self.module = module
         self.imports = imports
+        #: Classes and helpers of the project's other files (``from .models import Net``).
+        self.project = project
         self.values: dict[cst.CSTNode, Value] = {}
         self.meetings: dict[cst.CSTNode, list[Meeting]] = {}
         #: Device-less factories meeting a tensor whose place the caller chooses (an argument,
@@ -215,6 +220,12 @@ class FlowAnalysis:
         for base in node.bases:
             if base.keyword is not None:
                 continue
+            imported = self._imported_project_class(base.value)
+            if imported is not None:
+                if imported.is_module:
+                    return True
+                verdict = None if imported.is_module is None else verdict
+                continue
             qualified = self.imports.qualified_name(base.value)
             if qualified is not None:
                 if torch_api.is_torch_nn_module_class(qualified) or qualified in torch_api.THIRD_PARTY_MODULE_BASES:
@@ -319,7 +330,35 @@ class FlowAnalysis:
         local = self.classes.get(name.value) if isinstance(name, cst.Name) else None
         if local is not None and local.is_module:
             return Value(Kind.MODULE, type_name=name.value)
+        imported = self._imported_project_class(name)
+        if imported is not None and imported.converts_in_place:
+            return Value(Kind.MODULE if imported.is_module else Kind.IN_PLACE, type_name=dotted_name(name))
         return UNKNOWN
+
+    # ------------------------------------------------ the project's other files
+    def _imported_project_class(self, node: cst.BaseExpression):
+        """The class of another file of the project that ``node`` names through an import."""
+        dotted = dotted_name(node) if self.project is not None else None
+        if dotted is None or dotted.partition(".")[0] in self.classes:
+            return None
+        if (self.imports.qualified_name(node) or "").startswith("torch."):
+            return None  # torch's own classes are known by name, even when linting torch
+        return self.project.class_named(dotted)
+
+    def _project_instance(self, callee: cst.BaseExpression, scope: Scope) -> Optional[Value]:
+        """What calling a class (or a builder helper) of another file of the project makes."""
+        dotted = dotted_name(callee) if self.project is not None else None
+        if dotted is None:
+            return None
+        head = dotted.partition(".")[0]
+        if head in self.classes or head in self.functions or scope.lookup(head) is not None:
+            return None
+        made = self.project.instance_of(dotted)
+        if made is None:
+            return None
+        if made.is_module:
+            return Value(Kind.MODULE, Place.CPU, type_name=dotted)
+        return Value(Kind.IN_PLACE if made.defines_to else Kind.UNKNOWN, type_name=dotted)
 
     # ------------------------------------------------------------ statements
     def _walk_block(self, statements: Sequence[cst.CSTNode], scope: Scope) -> None:
@@ -688,6 +727,9 @@ class FlowAnalysis:
         qualified = self.imports.qualified_name(node.func)
         if qualified is not None and qualified.split(".", 1)[0] in ("torch", "transformers", "torch_geometric"):
             return self._evaluate_library_call(node, qualified, argument_values, scope)
+        made = self._project_instance(node.func, scope)
+        if made is not None:
+            return made
         if isinstance(node.func, cst.Attribute):
             callee = self._evaluate(node.func, scope)
             if callee.kind is Kind.MODULE:
@@ -700,7 +742,7 @@ class FlowAnalysis:
             if local_class is not None and scope.lookup(node.func.value) is None:
                 if local_class.is_module:
                     return Value(Kind.MODULE, Place.CPU, type_name=node.func.value)
-                return Value(Kind.IN_PLACE) if local_class.defines_to else UNKNOWN
+                return Value(Kind.IN_PLACE if local_class.defines_to else Kind.UNKNOWN, type_name=node.func.value)
             helper = self.functions.get(node.func.value)
             if helper is not None and scope.lookup(node.func.value) is None:
                 self._seed(helper, argument_values, offset=0)

@@ -1,0 +1,276 @@
+"""The project index: classes of other files, seen through a file's imports, in every front end."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from torchdevice_lint import Settings, lint_source
+from torchdevice_lint.analysis.project import ProjectIndex, ProjectView, index_for_run, project_root, scan
+from torchdevice_lint.cli import main
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def view_of(root: Path, name: str) -> ProjectView:
+    index = ProjectIndex.build(str(path) for path in sorted(root.rglob("*.py")))
+    path = root / name
+    return ProjectView(index, str(path), path.read_text())
+
+
+# ------------------------------------------------------------------ scanning
+def test_scan_reads_class_headers_methods_imports_and_returns():
+    facts = scan(
+        textwrap.dedent(
+            """\
+            import torch.nn as nn, os
+            from .base import (
+                Base,  # the root
+                Mixin as M,
+            )
+            from ..utils import helpers
+            import numpy
+
+            class Net(
+                Base,
+                M, metaclass=Meta,
+            ):
+                def to(self, device):
+                    return self
+
+            class Plain:
+                x = 1
+                def cuda(self):
+                    return self
+
+            def build(cfg):
+                if cfg:
+                    return Net()
+                return Plain(cfg)
+
+            def compute(x):
+                return x + 1
+            """
+        )
+    )
+    assert facts.classes == {"Net": (("Base", "M"), frozenset({"to"})), "Plain": ((), frozenset({"cuda"}))}
+    assert facts.imports == {
+        "nn": "torch.nn", "os": "os", "Base": ".base.Base", "M": ".base.Mixin", "helpers": "..utils.helpers",
+        "numpy": "numpy",
+    }
+    assert facts.returns == {"build": ("Net", "Plain")}
+
+
+# ---------------------------------------------------------------- resolution
+@pytest.fixture
+def project(tmp_path):
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "",
+            "pkg/__init__.py": "from .models import Net\n",
+            "pkg/base.py": """\
+                from torch import nn
+                import lightning
+
+                class Base(nn.Module):
+                    pass
+
+                class Lit(lightning.LightningModule):
+                    pass
+
+                class Foreign(some.Thing):
+                    pass
+
+                class Storage:
+                    def cuda(self):
+                        return self
+
+                class Container(Storage):
+                    def to(self, device):
+                        return self
+                """,
+            "pkg/models.py": """\
+                from .base import Base, Container, Storage as Store
+
+                class Net(Base):
+                    pass
+
+                class Loop(Loop2):
+                    pass
+
+                class Loop2(Loop):
+                    pass
+
+                def build_model(cfg):
+                    return Net()
+
+                def build_store():
+                    return Store()
+
+                def either(flag):
+                    if flag:
+                        return Net()
+                    return Container()
+                """,
+            "pkg/train.py": """\
+                import pkg
+                from pkg.models import Net, build_model, build_store, either
+                from pkg.base import Lit, Foreign, Container
+                from . import models
+                from .models import Loop
+                """,
+        },
+    )
+    return tmp_path
+
+
+def test_bases_are_followed_from_file_to_file(project):
+    view = view_of(project, "pkg/train.py")
+    net = view.class_named("Net")
+    assert (net.name, net.is_module, net.converts_in_place) == ("Net", True, True)
+    assert view.class_named("models.Net") == net
+    assert view.class_named("pkg.Net") == net  # re-exported by the package's __init__
+    assert view.class_named("Lit").is_module is True
+    assert view.class_named("Foreign").is_module is None  # a base from outside the project
+    assert view.class_named("Loop").is_module is None  # a cycle of bases ends, undecided
+
+
+def test_own_to_and_cuda_are_inherited_within_the_project(project):
+    view = view_of(project, "pkg/train.py")
+    container = view.class_named("Container")
+    assert (container.is_module, container.defines_to, container.defines_cuda) == (False, True, True)
+    assert container.converts_in_place and not container.cuda_without_to
+    store = view.instance_of("build_store")
+    assert (store.name, store.cuda_without_to, store.converts_in_place) == ("Storage", True, False)
+
+
+def test_helpers_return_kinds(project):
+    view = view_of(project, "pkg/train.py")
+    assert view.instance_of("build_model").name == "Net"
+    assert view.instance_of("either") is None  # two classes: no single answer
+    assert view.instance_of("Net").name == "Net"
+    assert view.class_named("build_model") is None  # a function, not a class
+    assert view.instance_of("os.path.join") is None
+
+
+def test_a_file_alone_still_sees_its_own_classes():
+    source = "import torch\n\nclass Box:\n    def cuda(self):\n        return self\n"
+    view = ProjectView(ProjectIndex({}), None, source)
+    assert view.class_named("Box").cuda_without_to
+    assert view.class_named("Other") is None
+
+
+def test_the_fingerprint_changes_with_the_facts_only(project):
+    first = ProjectIndex.build(str(path) for path in project.rglob("*.py")).fingerprint
+    base = project / "pkg/base.py"
+    base.write_text(base.read_text() + "\n\ndef helper():\n    x = 1\n")
+    assert ProjectIndex.build(str(path) for path in project.rglob("*.py")).fingerprint == first
+    base.write_text(base.read_text().replace("class Base(nn.Module)", "class Base"))
+    assert ProjectIndex.build(str(path) for path in project.rglob("*.py")).fingerprint != first
+
+
+def test_a_lone_file_brings_its_whole_project(project):
+    assert project_root(str(project / "pkg/train.py")) == str(project.resolve())
+    index = index_for_run(
+        [str(project / "pkg/train.py")], [str(project / "pkg/train.py")],
+        lambda root: [str(path) for path in Path(root).rglob("*.py")],
+    )
+    assert str((project / "pkg/base.py").resolve()) in index.files
+
+
+# ---------------------------------------------------------------- front ends
+#: A forward of a module whose nn.Module base lives in another file: only the project index
+#: tells that its inputs live on the device, so that the mask made without a device meets them.
+CROSS_FILE = {
+    "setup.py": "",
+    "pkg/__init__.py": "",
+    "pkg/base.py": "from torch import nn\n\n\nclass Base(nn.Module):\n    pass\n",
+    "pkg/model.py": """\
+        import torch
+        from .base import Base
+
+
+        class Net(Base):
+            def forward(self, x):
+                mask = torch.ones(x.shape[0], x.shape[1])
+                return x * mask
+
+
+        net = Net().to("cuda" if torch.cuda.is_available() else "cpu")
+        """,
+}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_cli_sees_across_files(tmp_path, capsys, jobs, monkeypatch):
+    write(tmp_path, CROSS_FILE)
+    monkeypatch.setenv("TORCHDEVICE_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["-j", jobs, "--output-format", "concise", str(tmp_path)]) == 1
+    assert "model.py:7:16: TDL003" in capsys.readouterr().out
+
+
+def test_cli_given_one_file_indexes_its_project(tmp_path, capsys, monkeypatch):
+    write(tmp_path, CROSS_FILE)
+    monkeypatch.setenv("TORCHDEVICE_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["--output-format", "concise", str(tmp_path / "pkg/model.py")]) == 1
+    assert "model.py:7:16: TDL003" in capsys.readouterr().out
+
+
+def test_stdin_is_judged_alone(tmp_path, capsys, monkeypatch):
+    write(tmp_path, CROSS_FILE)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO((tmp_path / "pkg/model.py").read_bytes())))
+    assert main(["--no-cache", "-"]) == 0
+    assert lint_source((tmp_path / "pkg/model.py").read_text(), Settings()) == []
+
+
+def test_cached_results_follow_the_other_files(tmp_path, capsys, monkeypatch):
+    write(tmp_path, CROSS_FILE)
+    monkeypatch.setenv("TORCHDEVICE_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["--output-format", "concise", str(tmp_path / "pkg")]) == 1
+    capsys.readouterr()
+    (tmp_path / "pkg/base.py").write_text("class Base:\n    pass\n")  # no longer a module
+    assert main(["--output-format", "concise", str(tmp_path / "pkg")]) == 0
+    assert "TDL003" not in capsys.readouterr().out
+
+
+def test_flake8_plugin_sees_across_files(tmp_path):
+    write(tmp_path, CROSS_FILE)
+    run = subprocess.run(
+        [sys.executable, "-m", "flake8", "--isolated", "--select", "TDL", "pkg/model.py"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )
+    assert "pkg/model.py:7:16: TDL003" in run.stdout, run.stdout + run.stderr
+    alone = subprocess.run(
+        [sys.executable, "-m", "flake8", "--isolated", "--select", "TDL", "-"],
+        cwd=tmp_path, capture_output=True, text=True, input=(tmp_path / "pkg/model.py").read_text(),
+    )
+    assert alone.stdout == ""
+
+
+def test_pre_commit_hook_names_changed_files_only(tmp_path, capsys, monkeypatch):
+    """pre-commit passes only the changed files; their project's classes still count."""
+    write(tmp_path, CROSS_FILE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TORCHDEVICE_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["--output-format", "concise", os.path.join("pkg", "model.py")]) == 1
+    assert "pkg/model.py:7:16: TDL003" in capsys.readouterr().out
+
+
+def test_the_index_skips_what_is_not_a_regular_file(tmp_path):
+    os.mkfifo(tmp_path / "fifo.py")  # opening it would wait for a writer
+    (tmp_path / "loop.py").symlink_to(tmp_path / "loop.py")
+    (tmp_path / "ok.py").write_text("class A:\n    pass\n")
+    index = ProjectIndex.build(str(tmp_path / name) for name in ("fifo.py", "loop.py", "ok.py"))
+    assert list(index.files) == [str((tmp_path / "ok.py").resolve())]

@@ -1,0 +1,384 @@
+"""What the other files of the walked project say about the names a file imports.
+
+A rule looking at ``net.to(device)`` or ``net.cuda()`` needs to know what ``net`` is when its
+class comes from another file of the project (``from .models import Net``): an ``nn.Module``
+(following its bases from file to file), a class with its own ``to`` or ``cuda``, or what a
+helper such as ``build_model()`` returns.
+
+The index is built once per run from every ``.py`` file of the project by a line scanner, not
+a parser: it reads top-level class headers, the ``to``/``cuda`` methods defined in them, the
+imports, and the ``return SomeClass(...)`` lines of top-level functions. That costs about a
+hundredth of parsing the files, so the index never weighs on a run. What the scanner cannot
+read (a base class built by a call, a star import) stays unknown, and unknown never decides.
+
+Rules ask through `ProjectView` (``FileAnalysis.project``), one per linted file::
+
+    view.class_named("Net")            # the ProjectClass the file's name ``Net`` refers to
+    view.class_named("models.Net")     # through ``import models`` or ``from . import models``
+    view.instance_of("build_model")    # the class a call of that name constructs or returns
+
+and each `ProjectClass` answers ``is_module`` (True, False, or None when a base comes from
+outside the project), ``defines_to``, ``defines_cuda``, ``converts_in_place`` and
+``cuda_without_to`` (its own ``cuda()`` but no ``to()``: rewriting ``.cuda()`` as
+``.to(device)`` would skip its own code). A file linted alone (stdin, the Python API) gets a
+view over its own text only: it still sees its own classes.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Optional
+
+from torchdevice_lint.analysis import torch_api
+
+#: Methods of a class that tell how its conversions behave.
+TRACKED_METHODS = ("to", "cuda")
+#: Files that mark the top of a project, for a file linted without its folder.
+PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
+#: Past this many files, a project is indexed no further (a home folder linted by mistake).
+MAX_INDEXED_FILES = 20_000
+#: Larger files are generated code, never the home of a class another file imports.
+MAX_INDEXED_BYTES = 2_000_000
+#: Re-exports followed from file to file before giving up (``__init__`` chains, cycles).
+MAX_HOPS = 8
+#: Bases that make a class neither a module nor unknown.
+_PLAIN_BASES = frozenset({"object", "Exception", "dict", "list", "tuple", "typing.Generic", "abc.ABC", "ABC", "Generic"})
+
+_CLASS = re.compile(r"^class[ \t]+(\w+)[ \t]*(?:\(([^()]*(?:\([^()]*\)[^()]*)*)\))?[ \t]*:", re.MULTILINE)
+_TOP_LEVEL = re.compile(r"^[^\s#@)\]}'\"]", re.MULTILINE)
+_METHOD = re.compile(r"^[ \t]+def[ \t]+(to|cuda)[ \t]*\(", re.MULTILINE)
+_FUNCTION = re.compile(r"^def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
+_RETURN = re.compile(r"^[ \t]+return\b[ \t]*(.*)$", re.MULTILINE)
+_RETURNED_CALL = re.compile(r"([A-Za-z_][\w.]*)[ \t]*\(")
+_FROM_IMPORT = re.compile(
+    r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*(?:\\\n[^\n]*)*)", re.MULTILINE
+)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n]*(?:\\\n[^\n]*)*)", re.MULTILINE)
+_COMMENT = re.compile(r"#[^\n]*")
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What the scanner read in one file."""
+
+    #: Class name -> (its bases as written, the tracked methods it defines).
+    classes: dict[str, tuple[tuple[str, ...], frozenset[str]]] = field(default_factory=dict)
+    #: Local name -> what it was imported as: ``a.b.C``, or ``..a.C`` for a relative import.
+    imports: dict[str, str] = field(default_factory=dict)
+    #: Top-level function -> the names it calls in its ``return X(...)`` lines, when every
+    #: return of it has that shape.
+    returns: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def as_json(self) -> list:
+        classes = {name: [list(bases), sorted(methods)] for name, (bases, methods) in sorted(self.classes.items())}
+        return [classes, dict(sorted(self.imports.items())), {k: list(v) for k, v in sorted(self.returns.items())}]
+
+
+def scan(text: str) -> FileFacts:
+    """The facts of one file's source text (never raises)."""
+    tops = [match.start() for match in _TOP_LEVEL.finditer(text)]
+    classes: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
+    class_spans = []
+    for match in _CLASS.finditer(text):
+        bases = tuple(
+            base
+            for base in (_COMMENT.sub("", part).strip() for part in (match.group(2) or "").split(","))
+            if base and "=" not in base and re.fullmatch(r"[\w.]+", base)
+        )
+        classes[match.group(1)] = (bases, frozenset())
+        class_spans.append((match.end(), _next_top(tops, match.end()), match.group(1)))
+    for method in _METHOD.finditer(text):
+        for start, end, name in class_spans:
+            if start <= method.start() < end:
+                bases, methods = classes[name]
+                classes[name] = (bases, methods | {method.group(1)})
+                break
+    returns = {}
+    for function in _FUNCTION.finditer(text):
+        body = text[function.end() : _next_top(tops, function.end())]
+        called = []
+        for line in _RETURN.finditer(body):
+            call = _RETURNED_CALL.match(line.group(1))
+            if call is None:
+                break
+            called.append(call.group(1))
+        else:
+            if called:
+                returns[function.group(1)] = tuple(called)
+    return FileFacts(classes, _imports(text), returns)
+
+
+def _next_top(tops: list[int], position: int) -> int:
+    """Where the next top-level statement after ``position`` starts (the end of a block)."""
+    for start in tops:
+        if start > position:
+            return start
+    return 1 << 62
+
+
+def _imports(text: str) -> dict[str, str]:
+    imports: dict[str, str] = {}
+    for match in _FROM_IMPORT.finditer(text):
+        dots, module, names = match.groups()
+        names = _COMMENT.sub("", names).replace("\\\n", " ").strip("() \t\n")
+        for item in names.split(","):
+            parts = item.split()
+            if not parts or parts[0] == "*":
+                continue
+            local = parts[2] if len(parts) == 3 and parts[1] == "as" else parts[0]
+            target = f"{module}.{parts[0]}" if module else parts[0]
+            imports[local] = dots + target
+    for match in _IMPORT.finditer(text):
+        for item in _COMMENT.sub("", match.group(1)).replace("\\\n", " ").split(","):
+            parts = item.split()
+            if not parts:
+                continue
+            if len(parts) == 3 and parts[1] == "as":
+                imports[parts[2]] = parts[0]
+            else:
+                head = parts[0].split(".", 1)[0]
+                imports[head] = head
+    return imports
+
+
+@dataclass(frozen=True)
+class ProjectClass:
+    """A class of the project, with what its conversions do."""
+
+    path: str
+    name: str
+    #: True when an ``nn.Module`` (through bases of any file of the project), False when
+    #: certainly not, None when a base comes from outside the project and torch.
+    is_module: Optional[bool]
+    #: It or one of its project bases defines ``to``.
+    defines_to: bool
+    #: It or one of its project bases defines ``cuda``.
+    defines_cuda: bool
+
+    @property
+    def converts_in_place(self) -> bool:
+        """``obj.to(device)`` moves the object itself: a module, or a class with its own ``to``."""
+        return bool(self.is_module) or self.defines_to
+
+    @property
+    def cuda_without_to(self) -> bool:
+        """Its own ``cuda()`` but no ``to()``: ``.cuda()`` cannot become ``.to(device)``."""
+        return self.defines_cuda and not self.defines_to
+
+
+class ProjectIndex:
+    """The facts of every Python file of the walked project, by real path."""
+
+    def __init__(self, files: dict[str, FileFacts]) -> None:
+        self.files = files
+        #: ``a.b.c`` (every dotted tail of each file's path) -> the files it may name.
+        self._by_module: dict[str, list[str]] = {}
+        for path in files:
+            parts = os.path.splitext(path)[0].split(os.sep)
+            if parts[-1] == "__init__":
+                parts.pop()
+            for start in range(max(1, len(parts) - 6), len(parts)):
+                self._by_module.setdefault(".".join(parts[start:]), []).append(path)
+
+    @classmethod
+    def build(cls, paths: Iterable[str]) -> "ProjectIndex":
+        """Index the ``.py`` files among ``paths`` (unreadable ones are left out)."""
+        files = {}
+        for path in paths:
+            if len(files) >= MAX_INDEXED_FILES:
+                break
+            if not path.endswith(".py"):
+                continue
+            real = os.path.realpath(path)
+            try:
+                info = os.stat(real)  # before opening: opening a FIFO would wait for a writer
+                if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_INDEXED_BYTES:
+                    continue
+                with open(real, "rb") as handle:
+                    text = handle.read().decode("utf-8", "replace")
+            except OSError:
+                continue
+            files[real] = scan(text)
+        return cls(files)
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """A digest of every fact: findings cached under another fingerprint are not reused."""
+        digest = hashlib.sha256()
+        for path in sorted(self.files):
+            digest.update(json.dumps([path, self.files[path].as_json()], separators=(",", ":")).encode())
+        return digest.hexdigest()[:16]
+
+    def module_file(self, dotted: str, importer: str) -> Optional[str]:
+        """The file an absolute module name names, nearest to ``importer`` when several may."""
+        candidates = self._by_module.get(dotted)
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0]
+        return max(candidates, key=lambda path: len(os.path.commonpath([path, importer])))
+
+    def relative_file(self, level: int, dotted: str, importer: str) -> Optional[str]:
+        folder = os.path.dirname(importer)
+        for _ in range(level - 1):
+            folder = os.path.dirname(folder)
+        base = os.path.join(folder, *dotted.split(".")) if dotted else folder
+        for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+            if candidate in self.files:
+                return candidate
+        return None
+
+
+EMPTY_INDEX = ProjectIndex({})
+
+
+class ProjectView:
+    """The project seen from one file: resolves that file's names to classes of the project.
+
+    The file's own facts come from the text being linted (not the copy on disk); the other
+    files' from the index.
+    """
+
+    def __init__(self, index: ProjectIndex, path: Optional[str], text: str) -> None:
+        self.index = index
+        self.path = os.path.realpath(path) if path else "<stdin>"
+        self._own = scan(text)
+        self._classes: dict[tuple[str, str], Optional[ProjectClass]] = {}
+
+    def class_named(self, dotted: str) -> Optional[ProjectClass]:
+        """The project class the file's name ``dotted`` refers to, if it is one."""
+        target = self._resolve(self.path, dotted, 0)
+        if target is None or target[0] != "class":
+            return None
+        return self._class(target[1], target[2], frozenset())
+
+    def instance_of(self, callee: str) -> Optional[ProjectClass]:
+        """The class a call of ``callee`` makes: the class itself, or the one a project helper
+        returns on every path (``return Net(cfg)``) when that is one class of the project."""
+        target = self._resolve(self.path, callee, 0)
+        if target is None:
+            return None
+        if target[0] == "class":
+            return self._class(target[1], target[2], frozenset())
+        if target[0] != "function":
+            return None
+        made = set()
+        for returned in self._facts(target[1]).returns.get(target[2], ()):
+            found = self._resolve(target[1], returned, 0)
+            if found is None or found[0] != "class":
+                return None
+            made.add(self._class(found[1], found[2], frozenset()))
+        return made.pop() if len(made) == 1 else None
+
+    # -------------------------------------------------------------- internals
+    def _facts(self, path: str) -> FileFacts:
+        if path == self.path:
+            return self._own
+        return self.index.files.get(path) or FileFacts()
+
+    def _resolve(self, path: str, dotted: str, hops: int) -> Optional[tuple[str, ...]]:
+        """What ``dotted`` names in the file at ``path``: ("class", path, name),
+        ("function", path, name) or ("module", path)."""
+        if hops > MAX_HOPS:
+            return None
+        facts = self._facts(path)
+        head, _, rest = dotted.partition(".")
+        if not rest and head in facts.classes:
+            return ("class", path, head)
+        if not rest and head in facts.returns:
+            return ("function", path, head)
+        imported = facts.imports.get(head)
+        if imported is None:
+            return None
+        full = f"{imported}.{rest}" if rest else imported
+        level = len(full) - len(full.lstrip("."))
+        parts = full[level:].split(".") if full[level:] else []
+        for cut in range(len(parts), -1 if level else 0, -1):
+            module = ".".join(parts[:cut])
+            if level:
+                found = self.index.relative_file(level, module, path)
+            else:
+                found = self.index.module_file(module, path)
+            if found is None or found == path:
+                continue
+            remaining = ".".join(parts[cut:])
+            return self._resolve(found, remaining, hops + 1) if remaining else ("module", found)
+        return None
+
+    def _class(self, path: str, name: str, seen: frozenset) -> ProjectClass:
+        key = (path, name)
+        cached = self._classes.get(key)
+        if cached is not None:
+            return cached
+        bases, methods = self._facts(path).classes[name]
+        is_module: Optional[bool] = False
+        defines = set(methods)
+        for base in bases:
+            verdict, inherited = self._base(path, base, seen | {key})
+            defines |= inherited
+            if verdict:
+                is_module = True
+            elif verdict is None and is_module is False:
+                is_module = None
+        found = ProjectClass(path, name, is_module, "to" in defines, "cuda" in defines)
+        self._classes[key] = found
+        return found
+
+    def _base(self, path: str, base: str, seen: frozenset) -> tuple[Optional[bool], set[str]]:
+        """Whether a base class makes a module, and the tracked methods it brings."""
+        facts = self._facts(path)
+        head, _, rest = base.partition(".")
+        imported = facts.imports.get(head)
+        if imported is not None and not imported.startswith("."):
+            qualified = f"{imported}.{rest}" if rest else imported
+            if qualified == "torch.nn.Module" or torch_api.is_torch_nn_module_class(qualified):
+                return True, set()
+            if qualified in torch_api.THIRD_PARTY_MODULE_BASES:
+                return True, set()
+            if qualified in _PLAIN_BASES or qualified.startswith("torch."):
+                return False, set()
+        if base in _PLAIN_BASES:
+            return False, set()
+        target = self._resolve(path, base, 0)
+        if target is None or target[0] != "class" or (target[1], target[2]) in seen:
+            return None, set()
+        found = self._class(target[1], target[2], seen)
+        inherited = {name for name, present in (("to", found.defines_to), ("cuda", found.defines_cuda)) if present}
+        return found.is_module, inherited
+
+
+def index_for_run(arguments: Iterable[str], walked: Iterable[str], walk: Callable[[str], Iterable[str]]) -> ProjectIndex:
+    """The index of one run: the files it walks, and for each file named on its own (as
+    pre-commit names the changed files), every file of the project it belongs to, listed by
+    ``walk(folder)``."""
+    paths = list(walked)
+    for root in sorted({project_root(argument) for argument in arguments if os.path.isfile(argument)}):
+        paths.extend(walk(root))
+    return ProjectIndex.build(paths)
+
+
+@functools.lru_cache(maxsize=16)
+def index_of_project(root: str) -> ProjectIndex:
+    """The index of the project in ``root``, built once per process (the flake8 plugin)."""
+    from torchdevice_lint.files import iter_python_files
+
+    return ProjectIndex.build(path for path in iter_python_files([root]) if isinstance(path, str))
+
+
+def project_root(path: str) -> str:
+    """The folder of the project a lone file belongs to: the nearest one above it holding a
+    ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``, else the file's own folder."""
+    folder = start = os.path.dirname(os.path.realpath(path))
+    while True:
+        if any(os.path.exists(os.path.join(folder, marker)) for marker in PROJECT_MARKERS):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return start
+        folder = parent
