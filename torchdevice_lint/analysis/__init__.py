@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Optional, Sequence
 
 import libcst as cst
@@ -10,13 +11,16 @@ from torchdevice_lint.analysis.binding import DeviceBinder, DeviceChoice, bound_
 from torchdevice_lint.analysis.flow import FlowAnalysis, Meeting, Scope
 from torchdevice_lint.analysis.imports import ImportTable
 from torchdevice_lint.analysis.project import EMPTY_INDEX, ProjectClass, ProjectIndex, ProjectView
+from torchdevice_lint.analysis.receivers import Receiver, ReceiverJudge
 from torchdevice_lint.analysis.tree import assignment_targets, walk
 from torchdevice_lint.analysis.values import UNKNOWN, Kind, Place, Value
 
 #: Stands for a value the derivation does not follow: it reads no name.
 _UNFOLLOWED = cst.Integer("0")
 
-__all__ = ["FileAnalysis", "DeviceChoice", "Kind", "Place", "Value", "Meeting", "ProjectClass", "ProjectIndex"]
+__all__ = [
+    "FileAnalysis", "DeviceChoice", "Kind", "Place", "Value", "Meeting", "ProjectClass", "ProjectIndex", "Receiver",
+]
 
 
 class FileAnalysis:
@@ -51,6 +55,11 @@ class FileAnalysis:
 
     def value_of(self, node: cst.CSTNode) -> Value:
         return self.flow.values.get(node, UNKNOWN)
+
+    @functools.cached_property
+    def receivers(self) -> ReceiverJudge:
+        """Whether the receiver of a conversion is a tensor or converts in place."""
+        return ReceiverJudge(self)
 
     def class_of(self, node: cst.BaseExpression) -> Optional[ProjectClass]:
         """The class of the object ``node`` holds, when the file shows it was made by a class

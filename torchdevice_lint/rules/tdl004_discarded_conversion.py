@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
-from torchdevice_lint.analysis import Kind, torch_api
+from torchdevice_lint.analysis import Receiver, torch_api
+from torchdevice_lint.analysis.tree import string_value, walk
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 
@@ -11,7 +14,8 @@ class DiscardedConversion(Rule):
     """
     ## What it does
     Flags a statement that converts a tensor and throws the result away: `x.to(device)`,
-    `x.cuda()`, `x.cpu()`, `x.float()`, `x.half()`, `x.double()`, `x.type(...)` on its own line.
+    `x.cuda()`, `x.cpu()`, `x.float()`, `x.half()`, `x.double()`, `x.bfloat16()`,
+    `x.type(...)` on its own line.
 
     ## Why is this bad?
     `Tensor.to()` and its relatives return a new tensor; the tensor they are called on does not
@@ -19,29 +23,46 @@ class DiscardedConversion(Rule):
     `Expected all tensors to be on the same device`. It is easy to write because
     `nn.Module.to()` does work in place, so `model.to(device)` is correct.
 
-    Only receivers known to be tensors are flagged: modules (`model`, `self`, `self.encoder`,
-    classes derived from `nn.Module`), Hugging Face `BatchEncoding`, PyTorch Geometric `Data`
-    and `Batch`, classes of the file with their own `to`, and anything of unknown kind are not.
-    Nor is a conversion of a fresh tensor (`torch.ones(1).to(device)`): no variable was meant
-    to move, and such a line is written for its side effect, such as creating the CUDA context.
+    A receiver is taken for a tensor unless it is known, or very likely, to convert in place:
+    a module (made from an `nn.Module` class of torch or of the project, annotated as one, or
+    named like one: `model`, `net`, `net_g`, `text_encoder`, `criterion`, `self`,
+    `self.<layer>`), a Hugging Face `BatchEncoding` (what a tokenizer returns), a PyTorch
+    Geometric `Data`/`Batch` or DGL graph (`data`, `batch`, `graph` in files of those
+    libraries), or an object of a class of the project with its own `to`. What an unknown call
+    returns (`thing = load(path)`) and a whole loader item (`for batch in loader`) are left
+    alone. Tuple-unpacked batch elements (`for images, labels in loader`), arguments, model
+    outputs and what tensor methods return are tensors. A conversion of a fresh tensor
+    (`torch.ones(1).to(device)`) is not flagged: no variable was meant to move, and such a
+    line is written for its side effect, such as creating the CUDA context.
 
     ## Example
     ```python
-    for inputs, targets in loader:
-        inputs.to(device)
-        loss = criterion(model(inputs), targets)
+    def train_epoch(model, loader: DataLoader, device):
+        for images, labels in loader:
+            images.to(device)
+            labels.to(device)
+            loss = criterion(model(images), labels)
     ```
 
     ## Use instead
     ```python
-    for inputs, targets in loader:
-        inputs = inputs.to(device)
-        loss = criterion(model(inputs), targets)
+    def train_epoch(model, loader: DataLoader, device):
+        for images, labels in loader:
+            images = images.to(device)
+            labels = labels.to(device)
+            loss = criterion(model(images), labels)
     ```
 
     ## Fix safety
-    Safe: assigns the result back to the name or attribute it was called on
-    (`x = x.to(device)`). Other receivers (`batch[0].to(device)`) are reported without a fix.
+    The fix assigns the result back to the name or attribute it was called on
+    (`x = x.to(device)`). It is safe for a variable of the function (or module) that the
+    analysis proves is a tensor. It is unsafe where the receiver was taken for a tensor by
+    default (an argument, an unpacked batch element): an object whose own `to()` returns
+    nothing would be replaced by `None`. It is unsafe for an attribute (`self.mean =
+    self.mean.to(x.device)`), which changes what the object holds. There is no fix for an
+    attribute holding an `nn.Parameter` (a converted copy is no longer one and cannot be
+    assigned to it), for a name of an outer or global scope (assigning it would make it local
+    to the function), or for other receivers (`batch[0].to(device)`).
     """
 
     code = "TDL004"
@@ -62,6 +83,16 @@ class DiscardedConversion(Rule):
         "import torch\nfrom torch_geometric.data import Data\ndata = Data(x=x)\ndata.to(device)\n",
         "import torch\nthing.to(device)\n",
         "import torch\n\ndef check(device):\n    torch.ones(1).to(device)\n",
+        # Named like modules: arguments and results of unknown builders.
+        "import torch\n\ndef train(net_g, text_encoder, ema_model, criterion, device):\n"
+        "    net_g.cuda()\n    text_encoder.to(device)\n    ema_model.to(device)\n    criterion.to(device)\n",
+        "import torch\nthing = torch.hub.load('owner/repo', 'resnet')\nthing.to(device)\nrunner = load_runner(cfg)\n"
+        "runner.cuda()\n",
+        # PyTorch Geometric batches move in place; a whole loader item may be such a batch.
+        "import torch\nfrom torch_geometric.loader import DataLoader\n\ndef step(model, batch, device):\n"
+        "    batch.to(device)\n    for data in loader:\n        data.to(device)\n",
+        "import torch\n\ndef evaluate(model, inputs, device):\n    encoded = tokenizer(inputs, return_tensors='pt')\n"
+        "    encoded.to(device)\n",
     )
     invalid = (
         Invalid(
@@ -80,13 +111,49 @@ class DiscardedConversion(Rule):
             "    targets = targets.to(device, non_blocking=True)\n",
             count=2,
         ),
+        # The issue's textbook shape: the loader comes in as an argument.
+        Invalid(
+            "import torch\nfrom torch.utils.data import DataLoader\n\n"
+            "def train_epoch(model, loader: DataLoader, optimizer):\n    for images, labels in loader:\n"
+            "        images = images.cuda()\n        labels.cuda()\n        loss = model(images, labels)\n",
+            "import torch\nfrom torch.utils.data import DataLoader\n\n"
+            "def train_epoch(model, loader: DataLoader, optimizer):\n    for images, labels in loader:\n"
+            "        images = images.cuda()\n        labels = labels.cuda()\n        loss = model(images, labels)\n",
+        ),
+        Invalid(
+            "import torch\n\ndef training_step(model, batch, device):\n    features, target = batch\n"
+            "    features.to(device)\n    target.to(device)\n    return model(features, target)\n",
+            "import torch\n\ndef training_step(model, batch, device):\n    features, target = batch\n"
+            "    features = features.to(device)\n    target = target.to(device)\n    return model(features, target)\n",
+            count=2,
+        ),
+        Invalid(
+            "import torch\n\ndef predict(model, x, device):\n    x.to(device)\n    out = model(x)\n"
+            "    out.cpu()\n    batch[0].cuda()\n    return out\n",
+            "import torch\n\ndef predict(model, x, device):\n    x = x.to(device)\n    out = model(x)\n"
+            "    out = out.cpu()\n    batch[0].cuda()\n    return out\n",
+            count=3,
+        ),
+        Invalid(
+            "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.register_buffer('mean', torch.zeros(3))\n\n"
+            "    def forward(self, x):\n        self.mean.to(x.device)\n        return x - self.mean\n",
+            "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.register_buffer('mean', torch.zeros(3))\n\n"
+            "    def forward(self, x):\n        self.mean = self.mean.to(x.device)\n        return x - self.mean\n",
+        ),
+        # No fix: a Parameter cannot take a converted copy; a global cannot be rebound locally.
         Invalid(
             "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n    def __init__(self):\n"
             "        super().__init__()\n        self.scale = nn.Parameter(torch.ones(3))\n\n"
             "    def half_scale(self):\n        self.scale.half()\n",
             "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n    def __init__(self):\n"
             "        super().__init__()\n        self.scale = nn.Parameter(torch.ones(3))\n\n"
-            "    def half_scale(self):\n        self.scale = self.scale.half()\n",
+            "    def half_scale(self):\n        self.scale.half()\n",
+        ),
+        Invalid(
+            "import torch\nweights = torch.ones(3)\n\ndef move(device):\n    weights.to(device)\n",
+            "import torch\nweights = torch.ones(3)\n\ndef move(device):\n    weights.to(device)\n",
         ),
         Invalid("import torch\nbatch = [torch.zeros(2)]\nrows = torch.stack(batch)\nrows.cpu()\nrows[0].cpu()\n", count=2),
     )
@@ -103,12 +170,45 @@ class DiscardedConversion(Rule):
             # `torch.ones(1).to(device)` on its own line: no variable was meant to move; the
             # statement is run for its side effect (creating the CUDA context, a device check).
             return
-        if self.analysis.value_of(receiver).kind is not Kind.TENSOR:
+        functions = self.context.enclosing_functions()
+        verdict = self.analysis.receivers.judge(receiver, functions)
+        if verdict not in (Receiver.TENSOR, Receiver.LIKELY_TENSOR):
             return
         receiver_text = self.analysis.module.code_for_node(receiver)
         message = self.message.format(receiver=receiver_text, method=method)
-        fix = None
-        if isinstance(receiver, (cst.Name, cst.Attribute)):
-            assignment = cst.Assign(targets=[cst.AssignTarget(target=receiver)], value=call)
-            fix = Fix(Safety.SAFE, ((node, assignment),))
-        self.report(call, message, fix)
+        self.report(call, message, self._fix(node, call, receiver, verdict, functions))
+
+    def _fix(self, node: cst.Expr, call: cst.Call, receiver, verdict: Receiver, functions) -> Optional[Fix]:
+        """``x = x.to(...)``: safe for a variable of this scope proven a tensor."""
+        if isinstance(receiver, cst.Name):
+            if not self.analysis.receivers.binds_locally(receiver.value, functions):
+                return None  # assigning would make a global or outer variable local to the function
+            safety = Safety.SAFE if verdict is Receiver.TENSOR else Safety.UNSAFE
+        elif isinstance(receiver, cst.Attribute):
+            if self._names_parameter(receiver):
+                return None  # a converted copy cannot be assigned to a Parameter attribute
+            safety = Safety.UNSAFE
+        else:
+            return None
+        assignment = cst.Assign(targets=[cst.AssignTarget(target=receiver)], value=call)
+        return Fix(safety, ((node, assignment),))
+
+    def _names_parameter(self, receiver: cst.Attribute) -> bool:
+        """``self.<name>`` assigned an ``nn.Parameter`` (or registered as one) in its class."""
+        if not (isinstance(receiver.value, cst.Name) and receiver.value.value == "self"):
+            return False
+        owner = next((n for n in reversed(self.context.ancestors) if isinstance(n, cst.ClassDef)), None)
+        if owner is None:
+            return False
+        name = receiver.attr.value
+        for found in walk(owner):
+            if isinstance(found, cst.Assign) and isinstance(found.value, cst.Call):
+                targets = [t.target for t in found.targets]
+                if any(isinstance(t, cst.Attribute) and t.attr.value == name for t in targets):
+                    if self.analysis.qualified_name(found.value.func) in torch_api.NN_TENSOR_CLASSES:
+                        return True
+            elif isinstance(found, cst.Call) and isinstance(found.func, cst.Attribute):
+                if found.func.attr.value == "register_parameter" and found.args:
+                    if string_value(found.args[0].value) == name:
+                        return True
+        return False

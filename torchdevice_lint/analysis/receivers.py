@@ -1,0 +1,275 @@
+"""Is the receiver of a conversion a tensor (converted into a copy) or an object converted in place?
+
+``x.to(device)`` as a statement does nothing when ``x`` is a tensor and is correct when ``x``
+is an ``nn.Module``, a Hugging Face ``BatchEncoding``, a PyTorch Geometric ``Data`` or any
+class with its own in-place ``to``. Tensors are the common case: batch elements unpacked from
+a loader, arguments, model outputs, what tensor methods return. So the judgement is a default
+with named exceptions: a receiver is taken for a tensor unless the file shows (or its name
+strongly suggests) an object that converts in place, or its origin is an unknown call whose
+result may be anything.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from typing import Optional, Sequence
+
+import libcst as cst
+
+from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.imports import dotted_name
+from torchdevice_lint.analysis.tree import iter_child_nodes
+from torchdevice_lint.analysis.values import Kind, Place
+
+
+class Receiver(enum.Enum):
+    """What the receiver of a conversion statement is, as far as the file tells."""
+
+    #: The flow analysis proved it: a fix that assigns the result is safe.
+    TENSOR = "tensor"
+    #: Taken for a tensor by default (unpacked from a batch, an argument, a model's output).
+    LIKELY_TENSOR = "likely tensor"
+    #: A module or another object whose conversions work in place.
+    IN_PLACE = "in place"
+    #: Made by a call whose result may be anything: left alone.
+    UNKNOWN = "unknown"
+
+
+#: Words that name modules and other objects converted in place, as parts of an identifier
+#: (``model``, ``net_g``, ``text_encoder``, ``loss_fn``, ``ReplayBuffer``...).
+IN_PLACE_WORDS = frozenset(
+    """
+    model models net nets network networks module modules encoder encoders decoder decoders
+    criterion criterions classifier classifiers backbone head heads layer layers generator
+    discriminator critic critics actor policy agent vae unet transformer embedder lstm rnn gru
+    cnn mlp conv fc linear bn attention block blocks teacher student ema pipe pipeline metric
+    metrics estimator predictor regressor vocoder extractor learner wrapper ddp fsdp env envs
+    buffer storage rollouts replay memory fn func trainer evaluator tagger ranker segmenter
+    detector autoencoder seq2seq lm clf qnet dqn vit resnet scorer
+    """.split()
+)
+#: Endings of one-word module names: ``resnet``, ``unet``, ``densenet``, ``swinformer``.
+IN_PLACE_ENDINGS = ("net", "model", "former", "encoder", "decoder")
+#: In a file of these libraries, batches and samples are containers converted in place
+#: (PyG ``Data``/``Batch``, DGL graphs, Hugging Face ``BatchEncoding``).
+CONTAINER_LIBRARIES = {
+    "torch_geometric": frozenset({"data", "batch", "graph", "graphs", "sample", "g"}),
+    "dgl": frozenset({"data", "batch", "graph", "graphs", "g", "bg"}),
+    "transformers": frozenset({"batch", "inputs", "encoding", "encodings", "encoded", "tokens", "tokenized", "features"}),
+}
+#: Words of callees that make Hugging Face ``BatchEncoding``s (converted in place).
+ENCODING_MAKERS = frozenset({"tokenizer", "tokenize", "processor", "collate", "collator", "extractor", "encode"})
+#: Calls whose result is a model or a container whatever their receiver: loaders and builders.
+OBJECT_MAKERS = frozenset(
+    {"from_pretrained", "from_config", "load", "load_model", "deepcopy", "copy", "instantiate", "hub"}
+)
+
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def words(identifier: str) -> list[str]:
+    """``netG`` -> net, g; ``text_encoder`` -> text, encoder; ``QNetwork`` -> q, network."""
+    return [word.lower() for part in identifier.split("_") for word in _WORD.findall(part)]
+
+
+def names_in_place_object(identifier: str) -> bool:
+    lowered = identifier.lower()
+    return bool(set(words(identifier)) & IN_PLACE_WORDS) or (
+        len(lowered) > 4 and lowered.endswith(IN_PLACE_ENDINGS)
+    )
+
+
+class Binding(enum.Enum):
+    PARAMETER = "parameter"
+    ASSIGNED = "assigned"
+    UNPACKED = "unpacked"
+    LOOP_ITEM = "loop item"
+    #: ``with ... as x``, imports, ``global``: nothing to judge by.
+    OTHER = "other"
+
+
+class ReceiverJudge:
+    """Judges receivers of conversions in one file; built once per `FileAnalysis`."""
+
+    def __init__(self, analysis) -> None:
+        self.analysis = analysis
+        self._bindings: dict[cst.CSTNode, dict[str, list[tuple[Binding, Optional[cst.CSTNode]]]]] = {}
+        self._container_names = frozenset().union(
+            *(names for library, names in CONTAINER_LIBRARIES.items() if library in self._imported_libraries())
+        )
+
+    def _imported_libraries(self) -> set[str]:
+        return {full.split(".", 1)[0] for full in self.analysis.imports.aliases.values()}
+
+    # ------------------------------------------------------------ receivers
+    def judge(self, receiver: cst.BaseExpression, functions: Sequence[cst.FunctionDef]) -> Receiver:
+        """What ``receiver`` is, in the innermost-first ``functions`` holding the statement."""
+        known = self._known(receiver)
+        if known is not None:
+            return known
+        if isinstance(receiver, cst.Name):
+            return self._judge_name(receiver.value, functions)
+        if isinstance(receiver, cst.Attribute):
+            root = _root(receiver)
+            if root == "self" or any(names_in_place_object(part) for part in (dotted_name(receiver) or "").split(".")):
+                return Receiver.IN_PLACE  # ``self.encoder``, ``trainer.model``: layers and models
+            return Receiver.LIKELY_TENSOR  # ``batch.x``, ``outputs.logits``
+        if isinstance(receiver, cst.Subscript):
+            base = receiver.value
+            base_name = dotted_name(base) or ""
+            if _root(base) == "self" or any(names_in_place_object(part) for part in base_name.split(".") if part):
+                return Receiver.IN_PLACE  # ``self.layers[i]``, ``models[k]``
+            if self._known(base) is Receiver.IN_PLACE:
+                return Receiver.IN_PLACE
+            return Receiver.LIKELY_TENSOR  # ``batch[0]``, ``inputs["ids"]``
+        if isinstance(receiver, cst.Call):
+            return self._judge_made(receiver)
+        return Receiver.UNKNOWN
+
+    def _known(self, node: cst.BaseExpression) -> Optional[Receiver]:
+        """What the flow analysis and the project index already tell."""
+        value = self.analysis.value_of(node)
+        if value.kind is Kind.TENSOR:
+            return Receiver.TENSOR
+        if value.kind is not Kind.UNKNOWN or value.type_name is not None:
+            return Receiver.IN_PLACE  # a module, a container, a device, a loader, an object of a class
+        if value.place is not Place.UNKNOWN:
+            return Receiver.LIKELY_TENSOR  # a model's output, reshaped or indexed
+        return None
+
+    def _judge_name(self, name: str, functions: Sequence[cst.FunctionDef]) -> Receiver:
+        if names_in_place_object(name) or name in self._container_names:
+            return Receiver.IN_PLACE
+        bindings = self.bindings_of(name, functions)
+        if not bindings:
+            return Receiver.UNKNOWN
+        verdicts = {self._judge_binding(kind, node) for kind, node in bindings}
+        for verdict in (Receiver.IN_PLACE, Receiver.UNKNOWN, Receiver.LIKELY_TENSOR):
+            if verdict in verdicts:
+                return verdict
+        return Receiver.TENSOR
+
+    def _judge_binding(self, kind: Binding, node: Optional[cst.CSTNode]) -> Receiver:
+        if kind is Binding.PARAMETER:
+            assert isinstance(node, cst.Param)
+            return Receiver.LIKELY_TENSOR if node.annotation is None else Receiver.UNKNOWN
+        if kind is Binding.UNPACKED:
+            return Receiver.LIKELY_TENSOR  # ``images, labels = batch``
+        if kind is Binding.LOOP_ITEM:
+            # ``for images, labels in loader`` unpacks tensors; a whole item may be a container.
+            return Receiver.LIKELY_TENSOR if isinstance(node, (cst.Tuple, cst.List)) else Receiver.UNKNOWN
+        if kind is Binding.ASSIGNED and isinstance(node, cst.BaseExpression):
+            known = self._known(node)
+            if known is not None:
+                return known
+            if isinstance(node, cst.Call):
+                return self._judge_made(node)
+            if isinstance(node, (cst.Subscript, cst.BinaryOperation, cst.UnaryOperation)):
+                return Receiver.LIKELY_TENSOR
+            if isinstance(node, cst.Attribute):
+                return self.judge(node, ())
+        return Receiver.UNKNOWN
+
+    def _judge_made(self, call: cst.Call) -> Receiver:
+        """What a call returns: a model's output is a tensor, a constructor makes an object."""
+        known = self._known(call)
+        if known is not None:
+            return known
+        callee = dotted_name(call.func)
+        if callee is None:
+            return Receiver.UNKNOWN
+        last = callee.rsplit(".", 1)[-1]
+        if set(words(callee.replace(".", "_"))) & ENCODING_MAKERS:
+            return Receiver.IN_PLACE  # ``tokenizer(texts, return_tensors="pt")``: a BatchEncoding
+        if last[:1].isupper() or last in OBJECT_MAKERS or last.startswith(("build", "create", "make", "get_model")):
+            return Receiver.IN_PLACE  # a class, a loader or a builder: an object
+        if last in torch_api.CONVERSION_METHODS and isinstance(call.func, cst.Attribute):
+            return self.judge(call.func.value, ())  # ``x.float()`` is what ``x`` is
+        if names_in_place_object(last) or _root(call.func) == "self":
+            return Receiver.LIKELY_TENSOR  # ``model(x)``, ``self.encoder(x)``, ``self.embed(x)``
+        return Receiver.UNKNOWN
+
+    # ------------------------------------------------------------- bindings
+    def bindings_of(self, name: str, functions: Sequence[cst.FunctionDef]):
+        """How ``name`` is bound in the innermost scope that binds it (the module last)."""
+        for scope in (*functions, self.analysis.module):
+            found = self._scope_bindings(scope).get(name)
+            if found:
+                return found
+        return []
+
+    def binds_locally(self, name: str, functions: Sequence[cst.FunctionDef]) -> bool:
+        """Whether assigning ``name`` at the statement keeps it the same variable: bound in the
+        innermost function (and not declared global or nonlocal there), or at module level."""
+        scope = functions[0] if functions else self.analysis.module
+        found = self._scope_bindings(scope).get(name, [])
+        declared_elsewhere = (Binding.OTHER, None) in found  # ``global x`` or ``nonlocal x``
+        return bool(found) and not declared_elsewhere
+
+    def _scope_bindings(self, scope: cst.CSTNode) -> dict[str, list[tuple[Binding, Optional[cst.CSTNode]]]]:
+        cached = self._bindings.get(scope)
+        if cached is not None:
+            return cached
+        found: dict[str, list[tuple[Binding, Optional[cst.CSTNode]]]] = {}
+
+        def add(target: cst.CSTNode, kind: Binding, node: Optional[cst.CSTNode]) -> None:
+            if isinstance(target, cst.Name):
+                found.setdefault(target.value, []).append((kind, node))
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                for element in target.elements:
+                    inner = Binding.LOOP_ITEM if kind is Binding.LOOP_ITEM else Binding.UNPACKED
+                    add(element.value, inner, target if inner is Binding.LOOP_ITEM else node)
+            elif isinstance(target, cst.StarredElement):
+                add(target.value, Binding.OTHER, target)
+
+        if isinstance(scope, cst.FunctionDef):
+            params = scope.params
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                add(param.name, Binding.PARAMETER, param)
+            for star in (params.star_arg, params.star_kwarg):
+                if isinstance(star, cst.Param):
+                    add(star.name, Binding.OTHER, star)
+        for node in _walk_scope(scope):
+            if isinstance(node, cst.Assign):
+                for target in node.targets:
+                    add(target.target, Binding.ASSIGNED, node.value)
+            elif isinstance(node, (cst.AnnAssign, cst.AugAssign)) and node.value is not None:
+                add(node.target, Binding.ASSIGNED, node.value)
+            elif isinstance(node, cst.For):
+                add(node.target, Binding.LOOP_ITEM, node.target)
+            elif isinstance(node, cst.WithItem) and node.asname is not None:
+                add(node.asname.name, Binding.OTHER, node)
+            elif isinstance(node, (cst.Global, cst.Nonlocal)):
+                for item in node.names:
+                    found.setdefault(item.name.value, []).append((Binding.OTHER, None))
+            elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    bound = alias.asname.name if alias.asname is not None else alias.name
+                    while isinstance(bound, cst.Attribute):
+                        bound = bound.value
+                    add(bound, Binding.OTHER, node)
+            elif isinstance(node, cst.NamedExpr):
+                add(node.target, Binding.ASSIGNED, node.value)
+        self._bindings[scope] = found
+        return found
+
+
+def _walk_scope(scope: cst.CSTNode):
+    """The nodes of a function or module body, not those of nested functions, classes or
+    comprehensions (their names are their own)."""
+    body = scope.body
+    stack = list(body.body) if isinstance(body, cst.IndentedBlock) else list(body) if isinstance(body, Sequence) else [body]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            continue
+        stack.extend(iter_child_nodes(node))
+
+
+def _root(node: cst.BaseExpression) -> Optional[str]:
+    """The name an attribute chain or subscript starts from: ``self`` for ``self.a.b[0]``."""
+    while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
+        node = node.value if not isinstance(node, cst.Call) else node.func
+    return node.value if isinstance(node, cst.Name) else None
