@@ -6,7 +6,8 @@ Every measurement runs in a fresh process, so each one pays its own start-up and
 resident memory (``ru_maxrss`` of that process and the workers it waited for) is its own:
 
 floor          a Python process that imports LibCST, reads and parses every ``.py`` file
-engine         the same process shape running ``Linter.lint`` on every file (no CLI)
+index          the same process shape building the project index of the files (the CLI does it once per run)
+engine         the same process shape building the index, then ``Linter.lint`` on every file (no CLI)
 cli -j 1       ``torchdevice-fix --no-cache -j 1 FOLDER`` (check mode)
 cli -j N       the same with ``-j N``
 cache cold     ``torchdevice-fix -j 1`` with an empty cache folder (fills it)
@@ -95,13 +96,19 @@ def child_main(mode: str, list_file: str) -> int:
                 libcst.parse_module(Path(path).read_bytes())
             except Exception:
                 pass
+    elif mode == "index":
+        from torchdevice_lint.analysis.project import ProjectIndex
+
+        ProjectIndex.build(paths)
     elif mode == "engine":
+        from torchdevice_lint.analysis.project import ProjectIndex
         from torchdevice_lint.engine import Linter, Settings, SourceError
 
         linter = Linter(Settings())
+        project = ProjectIndex.build(paths)  # what the CLI builds once per run
         for path in paths:
             try:
-                linter.lint(Path(path).read_bytes())
+                linter.lint(Path(path).read_bytes(), project, path)
             except (SourceError, RecursionError):
                 pass
     elif mode.startswith("jobs="):
@@ -243,6 +250,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(f"benchmarking {folder}: {len(files)} files, {lines} lines ({size_mb:.1f} MB)", file=sys.stderr)
     child = [sys.executable, str(HERE), "--child"]
     record("floor: libcst parse", best_of(args.repeat, child + ["parse", str(list_file)], env))
+    record("index: ProjectIndex.build", best_of(args.repeat, child + ["index", str(list_file)], env))
     record("engine: Linter.lint", best_of(args.repeat, child + ["engine", str(list_file)], env))
     base = cli + ["--quiet", "--isolated", "--output-format", "concise"]
     one = best_of(args.repeat, base + ["--no-cache", "-j", "1", folder], env, cwd=str(work))

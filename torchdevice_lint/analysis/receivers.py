@@ -65,6 +65,12 @@ OBJECT_MAKERS = frozenset(
     {"from_pretrained", "from_config", "load", "load_model", "deepcopy", "copy", "instantiate", "hub"}
 )
 
+#: Mappings of settings and built objects: ``hparams["encoder"]`` is a module, not a tensor.
+SETTINGS_NAMES = frozenset({"hparams", "params", "hp", "opts", "opt", "config", "cfg", "args", "modules", "models"})
+
+#: Verbs that start the names of helpers returning objects (``get_bench_module()``).
+BUILDER_VERBS = ("build", "create", "make", "get", "load", "init", "setup", "prepare", "construct", "instantiate")
+
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
@@ -106,10 +112,14 @@ class ReceiverJudge:
     def judge(self, receiver: cst.BaseExpression, functions: Sequence[cst.FunctionDef]) -> Receiver:
         """What ``receiver`` is, in the innermost-first ``functions`` holding the statement."""
         known = self._known(receiver)
-        if known is not None:
+        if known in (Receiver.TENSOR, Receiver.IN_PLACE):
             return known
         if isinstance(receiver, cst.Name):
-            return self._judge_name(receiver.value, functions)
+            if names_in_place_object(receiver.value) or receiver.value in self._container_names:
+                return Receiver.IN_PLACE  # ``model = build(cfg).to(device)``, then ``model.float()``
+            return known or self._judge_name(receiver.value, functions)
+        if known is not None:
+            return known
         if isinstance(receiver, cst.Attribute):
             root = _root(receiver)
             if root == "self" or any(names_in_place_object(part) for part in (dotted_name(receiver) or "").split(".")):
@@ -120,6 +130,8 @@ class ReceiverJudge:
             base_name = dotted_name(base) or ""
             if _root(base) == "self" or any(names_in_place_object(part) for part in base_name.split(".") if part):
                 return Receiver.IN_PLACE  # ``self.layers[i]``, ``models[k]``
+            if base_name.rsplit(".", 1)[-1] in SETTINGS_NAMES or _names_in_place_key(receiver):
+                return Receiver.IN_PLACE  # ``hparams["encoder"]``: modules built from a configuration
             if self._known(base) is Receiver.IN_PLACE:
                 return Receiver.IN_PLACE
             return Receiver.LIKELY_TENSOR  # ``batch[0]``, ``inputs["ids"]``
@@ -139,8 +151,6 @@ class ReceiverJudge:
         return None
 
     def _judge_name(self, name: str, functions: Sequence[cst.FunctionDef]) -> Receiver:
-        if names_in_place_object(name) or name in self._container_names:
-            return Receiver.IN_PLACE
         bindings = self.bindings_of(name, functions)
         if not bindings:
             return Receiver.UNKNOWN
@@ -155,7 +165,11 @@ class ReceiverJudge:
             assert isinstance(node, cst.Param)
             return Receiver.LIKELY_TENSOR if node.annotation is None else Receiver.UNKNOWN
         if kind is Binding.UNPACKED:
-            return Receiver.LIKELY_TENSOR  # ``images, labels = batch``
+            # ``images, labels = batch`` (or ``= next(iter(loader))``) unpacks tensors; what
+            # an unknown helper returns (``model, optimizer = setup(cfg)``) may be anything.
+            if isinstance(node, cst.Call) and dotted_name(node.func) != "next":
+                return Receiver.LIKELY_TENSOR if self._judge_made(node) is Receiver.LIKELY_TENSOR else Receiver.UNKNOWN
+            return Receiver.LIKELY_TENSOR
         if kind is Binding.LOOP_ITEM:
             # ``for images, labels in loader`` unpacks tensors; a whole item may be a container.
             return Receiver.LIKELY_TENSOR if isinstance(node, (cst.Tuple, cst.List)) else Receiver.UNKNOWN
@@ -182,7 +196,7 @@ class ReceiverJudge:
         last = callee.rsplit(".", 1)[-1]
         if set(words(callee.replace(".", "_"))) & ENCODING_MAKERS:
             return Receiver.IN_PLACE  # ``tokenizer(texts, return_tensors="pt")``: a BatchEncoding
-        if last[:1].isupper() or last in OBJECT_MAKERS or last.startswith(("build", "create", "make", "get_model")):
+        if last[:1].isupper() or last in OBJECT_MAKERS or last.startswith(BUILDER_VERBS):
             return Receiver.IN_PLACE  # a class, a loader or a builder: an object
         if last in torch_api.CONVERSION_METHODS and isinstance(call.func, cst.Attribute):
             return self.judge(call.func.value, ())  # ``x.float()`` is what ``x`` is
@@ -266,6 +280,16 @@ def _walk_scope(scope: cst.CSTNode):
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             continue
         stack.extend(iter_child_nodes(node))
+
+
+def _names_in_place_key(subscript: cst.Subscript) -> bool:
+    """``x["embedding_model"]``: a key that names a module."""
+    for element in subscript.slice:
+        if isinstance(element.slice, cst.Index) and isinstance(element.slice.value, cst.SimpleString):
+            key = element.slice.value.evaluated_value
+            if isinstance(key, str) and names_in_place_object(key):
+                return True
+    return False
 
 
 def _root(node: cst.BaseExpression) -> Optional[str]:

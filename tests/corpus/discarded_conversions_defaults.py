@@ -1,0 +1,82 @@
+"""TDL004 by default: receivers taken for tensors, and the objects that convert in place.
+
+Shapes seen in real repositories and fix commits (rewritten here): batch elements unpacked
+in a loop or from a batch argument, teacher labels rebuilt from NumPy, test tensors moved
+without assignment, next to modules held in settings mappings, models rebuilt by a helper,
+and helpers returning several objects.
+"""
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader
+
+
+def train_epoch(model, loader: DataLoader, optimizer, device):
+    for images, labels in loader:
+        images.to(device)  # expect: TDL004
+        labels.cuda()  # expect: TDL004
+        loss = model(images).sum()
+        loss.backward()
+        optimizer.step()
+
+
+def training_step(model, batch, device):
+    inputs, targets = batch
+    inputs.to(device)  # expect: TDL004
+    targets.to(device, non_blocking=True)  # expect: TDL004
+    return model(inputs, targets)
+
+
+def evaluate(model, samples, device):
+    for i, (x, y) in enumerate(samples):
+        x.to(device)  # expect: TDL004
+        out = model(x)
+        out.cpu()  # expect: TDL004  a model's output is a tensor
+        out.detach().cpu()  # expect: TDL004
+        y[0].cuda()  # expect: TDL004
+
+
+def teacher_labels(predictions, device):
+    rows = [list(p) for p in predictions]
+    labels = torch.from_numpy(np.array(rows))
+    labels.to(device)  # expect: TDL004
+    return labels.int()
+
+
+def check_ranges(degrees, translate, dtype, device):
+    degrees.to(dtype=dtype, device=device)  # expect: TDL004
+    translate.to(dtype=dtype, device=device)  # expect: TDL004
+    return degrees, translate
+
+
+def run_recipe(hparams, params, run_opts):
+    hparams["embedding_model"].to(run_opts["device"])  # ok: TDL004  modules built from a configuration
+    params["mean_var_norm"].to(run_opts["device"])  # ok: TDL004
+    hparams["classifier"].eval()
+
+
+def load(name, device, jit):
+    model = torch.jit.load(name).eval()
+    if not jit:
+        model = build_model(model.state_dict()).to(device)
+        if str(device) == "cpu":
+            model.float()  # ok: TDL004  named like a module
+    return model
+
+
+def bench(extractor, dev):
+    mod, what = get_bench_module(extractor)
+    mod.to(dev)  # ok: TDL004  unpacked from an unknown helper: may be anything
+    runner = load_runner(extractor)
+    runner.cuda()  # ok: TDL004
+    for item in loader_of(extractor):
+        item.to(dev)  # ok: TDL004  a whole item may be a container converted in place
+    net_g, net_d = build_gan()
+    net_g.cuda()  # ok: TDL004
+    net_d.cuda()  # ok: TDL004
+
+
+def tokenize(tokenizer, texts, device):
+    encoded = tokenizer(texts, return_tensors="pt")
+    encoded.to(device)  # ok: TDL004  a BatchEncoding moves in place
+    return encoded
