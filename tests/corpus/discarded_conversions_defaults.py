@@ -80,3 +80,21 @@ def tokenize(tokenizer, texts, device):
     encoded = tokenizer(texts, return_tensors="pt")
     encoded.to(device)  # ok: TDL004  a BatchEncoding moves in place
     return encoded
+
+
+class Pipeline(SomeBasePipeline):
+    def offload(self, components):
+        self.to("cpu", silence_dtype_warnings=True)  # ok: TDL004  self converts in place
+        self.image_proj_model.to(self.device).to(self.dtype)  # ok: TDL004
+        self.unet.cuda().half()  # ok: TDL004
+        components.safety_checker.to("cpu")  # ok: TDL004
+        for component in self.components.values():
+            component.to("cpu")  # ok: TDL004
+
+
+def sync_bn_test(apex, DDP, inp):
+    sbn = apex.parallel.SyncBatchNorm(4).cuda()
+    sbn = DDP(sbn)
+    sbn.half()  # ok: TDL004  made by a class
+    inp_t = torch.as_tensor(inp.astype("float32"))
+    inp_t.to("cuda" if torch.cuda.is_available() else "cpu")  # expect: TDL004

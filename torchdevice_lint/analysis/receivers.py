@@ -45,7 +45,7 @@ IN_PLACE_WORDS = frozenset(
     discriminator critic critics actor policy agent vae unet transformer embedder lstm rnn gru
     cnn mlp conv fc linear bn attention block blocks teacher student ema pipe pipeline metric
     metrics estimator predictor regressor vocoder extractor learner wrapper ddp fsdp env envs
-    buffer storage rollouts replay memory fn func trainer evaluator tagger ranker segmenter
+    buffer storage rollouts replay memory fn func trainer component components evaluator tagger ranker segmenter
     detector autoencoder seq2seq lm clf qnet dqn vit resnet scorer
     """.split()
 )
@@ -110,45 +110,46 @@ class ReceiverJudge:
 
     # ------------------------------------------------------------ receivers
     def judge(self, receiver: cst.BaseExpression, functions: Sequence[cst.FunctionDef]) -> Receiver:
-        """What ``receiver`` is, in the innermost-first ``functions`` holding the statement."""
-        known = self._known(receiver)
-        if known in (Receiver.TENSOR, Receiver.IN_PLACE):
-            return known
-        if isinstance(receiver, cst.Name):
-            if names_in_place_object(receiver.value) or receiver.value in self._container_names:
-                return Receiver.IN_PLACE  # ``model = build(cfg).to(device)``, then ``model.float()``
-            return known or self._judge_name(receiver.value, functions)
+        """What ``receiver`` is, in the innermost-first ``functions`` holding the statement.
+
+        The flow analysis's kind decides first, then what the receiver's shape and names show
+        (``self.<layer>``, ``model``, ``hparams["encoder"]``), then where it was bound.
+        """
+        known = self._known_kind(receiver)
         if known is not None:
             return known
+        if isinstance(receiver, cst.Name):
+            name = receiver.value
+            if name in ("self", "cls") or names_in_place_object(name) or name in self._container_names:
+                return Receiver.IN_PLACE
+            return self._placed(receiver) or self._judge_name(name, functions)
         if isinstance(receiver, cst.Attribute):
-            root = _root(receiver)
-            if root == "self" or any(names_in_place_object(part) for part in (dotted_name(receiver) or "").split(".")):
+            if _root(receiver) in ("self", "cls") or _names_in_place_part(receiver):
                 return Receiver.IN_PLACE  # ``self.encoder``, ``trainer.model``: layers and models
             return Receiver.LIKELY_TENSOR  # ``batch.x``, ``outputs.logits``
         if isinstance(receiver, cst.Subscript):
             base = receiver.value
-            base_name = dotted_name(base) or ""
-            if _root(base) == "self" or any(names_in_place_object(part) for part in base_name.split(".") if part):
+            if _root(base) in ("self", "cls") or _names_in_place_part(base) or self._known_kind(base) is Receiver.IN_PLACE:
                 return Receiver.IN_PLACE  # ``self.layers[i]``, ``models[k]``
-            if base_name.rsplit(".", 1)[-1] in SETTINGS_NAMES or _names_in_place_key(receiver):
+            if (dotted_name(base) or "").rsplit(".", 1)[-1] in SETTINGS_NAMES or _names_in_place_key(receiver):
                 return Receiver.IN_PLACE  # ``hparams["encoder"]``: modules built from a configuration
-            if self._known(base) is Receiver.IN_PLACE:
-                return Receiver.IN_PLACE
             return Receiver.LIKELY_TENSOR  # ``batch[0]``, ``inputs["ids"]``
         if isinstance(receiver, cst.Call):
             return self._judge_made(receiver)
         return Receiver.UNKNOWN
 
-    def _known(self, node: cst.BaseExpression) -> Optional[Receiver]:
-        """What the flow analysis and the project index already tell."""
+    def _known_kind(self, node: cst.BaseExpression) -> Optional[Receiver]:
+        """What the flow analysis and the project index tell of the kind of ``node``."""
         value = self.analysis.value_of(node)
         if value.kind is Kind.TENSOR:
             return Receiver.TENSOR
         if value.kind is not Kind.UNKNOWN or value.type_name is not None:
             return Receiver.IN_PLACE  # a module, a container, a device, a loader, an object of a class
-        if value.place is not Place.UNKNOWN:
-            return Receiver.LIKELY_TENSOR  # a model's output, reshaped or indexed
         return None
+
+    def _placed(self, node: cst.BaseExpression) -> Optional[Receiver]:
+        """A value of unknown kind with a known place: a model's output, reshaped or indexed."""
+        return Receiver.LIKELY_TENSOR if self.analysis.value_of(node).place is not Place.UNKNOWN else None
 
     def _judge_name(self, name: str, functions: Sequence[cst.FunctionDef]) -> Receiver:
         bindings = self.bindings_of(name, functions)
@@ -174,11 +175,11 @@ class ReceiverJudge:
             # ``for images, labels in loader`` unpacks tensors; a whole item may be a container.
             return Receiver.LIKELY_TENSOR if isinstance(node, (cst.Tuple, cst.List)) else Receiver.UNKNOWN
         if kind is Binding.ASSIGNED and isinstance(node, cst.BaseExpression):
-            known = self._known(node)
-            if known is not None:
-                return known
             if isinstance(node, cst.Call):
                 return self._judge_made(node)
+            known = self._known_kind(node) or self._placed(node)
+            if known is not None:
+                return known
             if isinstance(node, (cst.Subscript, cst.BinaryOperation, cst.UnaryOperation)):
                 return Receiver.LIKELY_TENSOR
             if isinstance(node, cst.Attribute):
@@ -187,12 +188,12 @@ class ReceiverJudge:
 
     def _judge_made(self, call: cst.Call) -> Receiver:
         """What a call returns: a model's output is a tensor, a constructor makes an object."""
-        known = self._known(call)
+        known = self._known_kind(call)
         if known is not None:
             return known
         callee = dotted_name(call.func)
         if callee is None:
-            return Receiver.UNKNOWN
+            return self._placed(call) or Receiver.UNKNOWN
         last = callee.rsplit(".", 1)[-1]
         if set(words(callee.replace(".", "_"))) & ENCODING_MAKERS:
             return Receiver.IN_PLACE  # ``tokenizer(texts, return_tensors="pt")``: a BatchEncoding
@@ -202,7 +203,7 @@ class ReceiverJudge:
             return self.judge(call.func.value, ())  # ``x.float()`` is what ``x`` is
         if names_in_place_object(last) or _root(call.func) == "self":
             return Receiver.LIKELY_TENSOR  # ``model(x)``, ``self.encoder(x)``, ``self.embed(x)``
-        return Receiver.UNKNOWN
+        return self._placed(call) or Receiver.UNKNOWN
 
     # ------------------------------------------------------------- bindings
     def bindings_of(self, name: str, functions: Sequence[cst.FunctionDef]):
@@ -280,6 +281,11 @@ def _walk_scope(scope: cst.CSTNode):
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             continue
         stack.extend(iter_child_nodes(node))
+
+
+def _names_in_place_part(node: cst.BaseExpression) -> bool:
+    """``trainer.model``, ``components.safety_checker``: a part of the chain names a module."""
+    return any(names_in_place_object(part) for part in (dotted_name(node) or "").split(".") if part)
 
 
 def _names_in_place_key(subscript: cst.Subscript) -> bool:
