@@ -98,3 +98,23 @@ def sync_bn_test(apex, DDP, inp):
     sbn.half()  # ok: TDL004  made by a class
     inp_t = torch.as_tensor(inp.astype("float32"))
     inp_t.to("cuda" if torch.cuda.is_available() else "cpu")  # expect: TDL004
+
+
+def move_members(members, buckets, device, dtype):
+    for key, member in members.items():
+        if isinstance(member, torch.Tensor):
+            member.to(device)  # expect: TDL004
+        elif isinstance(member, torch.nn.Module):
+            member.to(device)  # ok: TDL004
+    for name, comp in members.items():
+        comp.to(device)  # ok: TDL004  .items() pairs anything
+    for step, batch in enumerate(buckets):
+        batch.to(device)  # ok: TDL004  a whole item
+        buckets[step].to(device, keep_param_alignment=True)  # ok: TDL004  not Tensor.to
+    for x, y in zip(members, buckets):
+        x.to(dtype)  # ok: TDL004
+    helper.face_detector.to(device)  # ok: TDL004  a member of an object of unknown class
+    v_on_gpu = members[0].cuda()
+    v_on_gpu.cpu()  # expect: TDL004  moved, so a tensor
+    module = _get_module(members)
+    module.to(device)  # ok: TDL004

@@ -126,7 +126,9 @@ class ReceiverJudge:
         if isinstance(receiver, cst.Attribute):
             if _root(receiver) in ("self", "cls") or _names_in_place_part(receiver):
                 return Receiver.IN_PLACE  # ``self.encoder``, ``trainer.model``: layers and models
-            return Receiver.LIKELY_TENSOR  # ``batch.x``, ``outputs.logits``
+            # ``helper.face_detector``, ``bias.seqinfo``: members of objects of unknown classes
+            # are as often models and containers as tensors.
+            return self._placed(receiver) or Receiver.UNKNOWN
         if isinstance(receiver, cst.Subscript):
             base = receiver.value
             if _root(base) in ("self", "cls") or _names_in_place_part(base) or self._known_kind(base) is Receiver.IN_PLACE:
@@ -172,8 +174,12 @@ class ReceiverJudge:
                 return Receiver.LIKELY_TENSOR if self._judge_made(node) is Receiver.LIKELY_TENSOR else Receiver.UNKNOWN
             return Receiver.LIKELY_TENSOR
         if kind is Binding.LOOP_ITEM:
-            # ``for images, labels in loader`` unpacks tensors; a whole item may be a container.
-            return Receiver.LIKELY_TENSOR if isinstance(node, (cst.Tuple, cst.List)) else Receiver.UNKNOWN
+            # ``for images, labels in loader`` unpacks tensors; a whole item may be a container,
+            # and ``zip``, ``product`` or ``.items()`` pair anything.
+            if not isinstance(node, cst.For):
+                return Receiver.UNKNOWN  # ``for step, batch in enumerate(loader)``: a whole item
+            unpacked = isinstance(node.target, (cst.Tuple, cst.List))
+            return Receiver.LIKELY_TENSOR if unpacked and _yields_batches(node.iter) else Receiver.UNKNOWN
         if kind is Binding.ASSIGNED and isinstance(node, cst.BaseExpression):
             if isinstance(node, cst.Call):
                 return self._judge_made(node)
@@ -191,16 +197,16 @@ class ReceiverJudge:
         known = self._known_kind(call)
         if known is not None:
             return known
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in torch_api.CONVERSION_METHODS:
+            return self.judge(call.func.value, ())  # ``x.float()`` is what ``x`` is
         callee = dotted_name(call.func)
         if callee is None:
             return self._placed(call) or Receiver.UNKNOWN
         last = callee.rsplit(".", 1)[-1]
         if set(words(callee.replace(".", "_"))) & ENCODING_MAKERS:
             return Receiver.IN_PLACE  # ``tokenizer(texts, return_tensors="pt")``: a BatchEncoding
-        if last[:1].isupper() or last in OBJECT_MAKERS or last.startswith(BUILDER_VERBS):
+        if last[:1].isupper() or last in OBJECT_MAKERS or last.lstrip("_").startswith(BUILDER_VERBS):
             return Receiver.IN_PLACE  # a class, a loader or a builder: an object
-        if last in torch_api.CONVERSION_METHODS and isinstance(call.func, cst.Attribute):
-            return self.judge(call.func.value, ())  # ``x.float()`` is what ``x`` is
         if names_in_place_object(last) or _root(call.func) == "self":
             return Receiver.LIKELY_TENSOR  # ``model(x)``, ``self.encoder(x)``, ``self.embed(x)``
         return self._placed(call) or Receiver.UNKNOWN
@@ -232,9 +238,12 @@ class ReceiverJudge:
             if isinstance(target, cst.Name):
                 found.setdefault(target.value, []).append((kind, node))
             elif isinstance(target, (cst.Tuple, cst.List)):
+                if kind is Binding.LOOP_ITEM and _enumerates(node, target):
+                    add(target.elements[0].value, Binding.OTHER, node)
+                    found.setdefault(getattr(target.elements[1].value, "value", ""), []).append((Binding.LOOP_ITEM, None))
+                    return
                 for element in target.elements:
-                    inner = Binding.LOOP_ITEM if kind is Binding.LOOP_ITEM else Binding.UNPACKED
-                    add(element.value, inner, target if inner is Binding.LOOP_ITEM else node)
+                    add(element.value, Binding.LOOP_ITEM if kind is Binding.LOOP_ITEM else Binding.UNPACKED, node)
             elif isinstance(target, cst.StarredElement):
                 add(target.value, Binding.OTHER, target)
 
@@ -252,7 +261,7 @@ class ReceiverJudge:
             elif isinstance(node, (cst.AnnAssign, cst.AugAssign)) and node.value is not None:
                 add(node.target, Binding.ASSIGNED, node.value)
             elif isinstance(node, cst.For):
-                add(node.target, Binding.LOOP_ITEM, node.target)
+                add(node.target, Binding.LOOP_ITEM, node)
             elif isinstance(node, cst.WithItem) and node.asname is not None:
                 add(node.asname.name, Binding.OTHER, node)
             elif isinstance(node, (cst.Global, cst.Nonlocal)):
@@ -281,6 +290,27 @@ def _walk_scope(scope: cst.CSTNode):
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             continue
         stack.extend(iter_child_nodes(node))
+
+
+#: Wrappers that yield the items of the iterable they wrap (with an index first, for enumerate).
+_ITEM_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "tqdm.tqdm", "tqdm.auto.tqdm"})
+
+
+def _yields_batches(iterable: cst.BaseExpression) -> bool:
+    """``loader``, ``self.train_loader``, ``enumerate(tqdm(loader))``: a loader of batches,
+    not a ``zip``, ``product``, ``range`` or ``.items()`` pairing anything."""
+    while isinstance(iterable, cst.Call) and dotted_name(iterable.func) in _ITEM_WRAPPERS and iterable.args:
+        iterable = iterable.args[0].value
+    return isinstance(iterable, (cst.Name, cst.Attribute))
+
+
+def _enumerates(loop: Optional[cst.CSTNode], target: cst.BaseExpression) -> bool:
+    """``for step, batch in enumerate(...)``: the second name is a whole item."""
+    return (
+        isinstance(loop, cst.For) and loop.target is target and len(target.elements) == 2
+        and isinstance(target.elements[1].value, cst.Name)
+        and isinstance(loop.iter, cst.Call) and dotted_name(loop.iter.func) == "enumerate"
+    )
 
 
 def _names_in_place_part(node: cst.BaseExpression) -> bool:

@@ -5,9 +5,14 @@ from typing import Optional
 import libcst as cst
 
 from torchdevice_lint.analysis import Receiver, torch_api
+from torchdevice_lint.analysis.imports import dotted_name
 from torchdevice_lint.analysis.tree import string_value, walk
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
+
+
+#: The keywords ``Tensor.to``, ``.cuda()`` and the dtype conversions accept.
+TENSOR_KEYWORDS = frozenset({"device", "dtype", "non_blocking", "copy", "memory_format"})
 
 
 class DiscardedConversion(Rule):
@@ -170,13 +175,34 @@ class DiscardedConversion(Rule):
             # `torch.ones(1).to(device)` on its own line: no variable was meant to move; the
             # statement is run for its side effect (creating the CUDA context, a device check).
             return
+        if any(arg.keyword is not None and arg.keyword.value not in TENSOR_KEYWORDS for arg in call.args):
+            return  # ``bucket.to(device, keep_alignment=True)``: not ``Tensor.to``
         functions = self.context.enclosing_functions()
-        verdict = self.analysis.receivers.judge(receiver, functions)
+        verdict = self._isinstance_guard(receiver) or self.analysis.receivers.judge(receiver, functions)
         if verdict not in (Receiver.TENSOR, Receiver.LIKELY_TENSOR):
             return
         receiver_text = self.analysis.module.code_for_node(receiver)
         message = self.message.format(receiver=receiver_text, method=method)
         self.report(call, message, self._fix(node, call, receiver, verdict, functions))
+
+    def _isinstance_guard(self, receiver: cst.BaseExpression) -> Optional[Receiver]:
+        """What an enclosing ``if isinstance(x, torch.Tensor):`` (or ``nn.Module``) says."""
+        code = self.analysis.module.code_for_node
+        ancestors = self.context.ancestors
+        for index in range(len(ancestors) - 2, -1, -1):
+            guard = ancestors[index]
+            if not (isinstance(guard, cst.If) and ancestors[index + 1] is guard.body):
+                continue
+            test = guard.test
+            if not (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2):
+                continue
+            if code(test.args[0].value) != code(receiver):
+                continue
+            kind = self.analysis.qualified_name(test.args[1].value) or ""
+            if kind == "torch.Tensor" or kind in torch_api.NN_TENSOR_CLASSES:
+                return Receiver.TENSOR
+            return Receiver.IN_PLACE if kind == "torch.nn.Module" or torch_api.is_torch_nn_module_class(kind) else Receiver.UNKNOWN
+        return None
 
     def _fix(self, node: cst.Expr, call: cst.Call, receiver, verdict: Receiver, functions) -> Optional[Fix]:
         """``x = x.to(...)``: safe for a variable of this scope proven a tensor."""
