@@ -19,7 +19,7 @@ from torchdevice_lint.config import (
     resolve_config,
 )
 from torchdevice_lint.engine import Linter
-from torchdevice_lint.files import STDIN, MissingPath, iter_python_files
+from torchdevice_lint.files import STDIN, MissingPath, describe, iter_python_files
 from torchdevice_lint.notebook import Notebook, NotebookError, is_notebook
 from torchdevice_lint.output import FORMATS, Entry, write_entries
 from torchdevice_lint.output.text import format_statistics, statistics, unified_diff
@@ -134,7 +134,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"torchdevice-fix: error: {error}", file=sys.stderr)
         return 2
     run = Run(args, config)
-    return run.execute()
+    try:
+        return run.execute()
+    except KeyboardInterrupt:
+        print(run.interrupted(), file=sys.stderr)
+        return 130
 
 
 def configure(args: argparse.Namespace) -> Config:
@@ -179,6 +183,8 @@ class Run:
         self.summary = Summary()
         self.color = color_wanted(args.color, sys.stdout)
         self.collected: list[Entry] = []
+        self.progress = Progress(0, sys.stderr, enabled=False)
+        self.total = 0
         #: json and sarif are one document; statistics are counted at the end.
         self.deferred = args.statistics or args.output_format in ("json", "sarif")
         fixing = args.fix or args.diff
@@ -192,6 +198,7 @@ class Run:
     def execute(self) -> int:
         paths = list(iter_python_files(self.args.paths, self.config))
         self.progress = Progress(len(paths), sys.stderr, enabled=bar_wanted(sys.stderr, self.args.quiet))
+        self.total = len(paths)
         files = [path for path in paths if not isinstance(path, MissingPath) and path != STDIN]
         self.job.project = index_for_run(self.args.paths, files, self.walk)
         jobs = self.args.jobs or default_jobs()
@@ -199,7 +206,7 @@ class Run:
         results = map_in_order(self.job, files, jobs, ready=self.job.cached)
         for path in paths:
             if isinstance(path, MissingPath):
-                self.report_error(str(path), "no such file or directory")
+                self.report_error(str(path), path.reason)
             else:
                 self.summary.files += 1
                 self.process(path, None if path == STDIN else next(results)[1])
@@ -207,6 +214,12 @@ class Run:
         self.progress.clear()
         self.finish()
         return exit_code(self.summary)
+
+    def interrupted(self) -> str:
+        """The one line Ctrl-C leaves: every file is wholly old or wholly new."""
+        self.progress.clear()
+        written = self.summary.changed_files if self.args.fix else 0
+        return f"interrupted: {written} files written, {self.total - written} untouched"
 
     def walk(self, folder: str) -> list[str]:
         """The Python files of a folder, as this run's configuration walks them."""
@@ -229,9 +242,10 @@ class Run:
             result = self.job(path, name=shown)
         if result.error is not None:
             self.report_error(shown, result.error)
-            if path == STDIN and args.fix:
-                sys.stdout.buffer.write(result.original)
-            return
+            if not result.partial:
+                if path == STDIN and args.fix:
+                    sys.stdout.buffer.write(result.original)
+                return
         if args.diff:
             if result.changed:
                 self.summary.changed_files += 1
@@ -246,7 +260,7 @@ class Run:
                 try:
                     write_atomically(path, result.fixed, expected=result.original)
                 except OSError as error:
-                    self.report_error(shown, f"cannot write: {error.strerror or error}")
+                    self.report_error(shown, f"cannot write: {describe(error)}")
                     return
             if result.changed:
                 self.summary.changed_files += 1

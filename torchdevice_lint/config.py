@@ -128,7 +128,10 @@ def relative_to_root(path: str, root: Path, fallback: Optional[Path] = None) -> 
 # ------------------------------------------------------------------ discovery
 def find_config(start: Optional[str] = None) -> Optional[Path]:
     """The nearest ``pyproject.toml`` with a ``[tool.torchdevice-lint]`` table, from ``start`` upward."""
-    folder = Path(start or os.getcwd()).resolve()
+    try:
+        folder = Path(start or os.getcwd()).resolve()
+    except (OSError, RuntimeError):  # a symlink loop: the run names it; look from its folder
+        folder = Path(os.path.abspath(start or os.getcwd()))
     if not folder.is_dir():
         folder = folder.parent
     for candidate_folder in (folder, *folder.parents):

@@ -6,6 +6,7 @@ The flake8 plugin, the CLI and the Python API are thin layers over `Linter`.
 from __future__ import annotations
 
 import ast
+import codecs
 import difflib
 import io
 import re
@@ -50,7 +51,8 @@ class Settings:
     """Which rules run and how fixes are written; `torchdevice_lint.config` builds one from a pyproject.
 
     ``select`` and ``ignore`` take codes or prefixes (``TDL``, ``TDL00``, ``TDL001``); where both
-    match a rule, the longer prefix wins, and a tie goes to ``ignore``.
+    match a rule, the longer prefix wins, and a tie goes to ``ignore``. A preview rule runs with
+    ``preview`` or when ``select`` names its full code.
     """
 
     #: Code prefixes to enable; None means every rule that is on by default.
@@ -71,7 +73,8 @@ class Settings:
         ignored = _longest_prefix(rule.code, self.ignore)
         if selected is None or (ignored is not None and len(ignored) >= len(selected)):
             return False
-        return not rule.preview or self.preview or self.select is not None
+        # A prefix (TDL, TDL01) never turns a preview rule on, in flake8 as here; its full code does.
+        return not rule.preview or self.preview or rule.code in {code.strip().upper() for code in self.select or ()}
 
 
 def _longest_prefix(code: str, prefixes: Sequence[str]) -> Optional[str]:
@@ -103,6 +106,7 @@ class Linter:
     # ---------------------------------------------------------------- public
     def lint(self, source: Source, project: Optional[ProjectIndex] = None, path: Optional[str] = None) -> list[Finding]:
         """``project`` and ``path``: the index of the walked project and this file's path in it."""
+        check_decodable(source)
         if not self._may_match(source) or (self.noqa and skips_file(source)):
             return []
         module = parse(source)
@@ -112,23 +116,32 @@ class Linter:
     def fix(
         self, source: Source, unsafe: bool = False, project: Optional[ProjectIndex] = None, path: Optional[str] = None
     ) -> FixResult:
+        check_decodable(source)
         if not self._may_match(source) or (self.noqa and skips_file(source)):
             return FixResult(source, [], 0)
         module = original = parse(source)
         text: Optional[str] = _text_of(source, module)
+        original_text = text
         applied = 0
-        for _ in range(MAX_FIX_ROUNDS):
+        #: (code, line) of the fixes check mode reports; later rounds fix only those, so that
+        #: what one fix writes (a device line) never brings a finding check mode did not show.
+        reported: set[tuple[str, int]] = set()
+        for round_number in range(MAX_FIX_ROUNDS):
             context = self._run_rules(module, text, project, path)
             reports = context.reports
             findings = self._findings(module, reports)
-            suppressed = {id(report) for report, finding in zip(reports, findings) if finding is None}
+            lines = _OriginalLines(original_text, module.code) if round_number else None
             wanted = [
                 report
-                for report in reports
+                for report, finding in zip(reports, findings)
                 if report.fix is not None
-                and id(report) not in suppressed
+                and finding is not None
                 and (unsafe or report.fix.safety is Safety.SAFE)
+                and (lines is None or lines.reported(finding, reported))
             ]
+            if not round_number:
+                wanted_ids = {id(report) for report in wanted}
+                reported = {(f.code, f.line) for r, f in zip(reports, findings) if f is not None and id(r) in wanted_ids}
             chosen = _non_overlapping(wanted)
             if not chosen:
                 break
@@ -293,6 +306,27 @@ class _Replacer(cst.CSTTransformer):
 
     def on_leave(self, original_node, updated_node):  # type: ignore[override]
         return self.replacements.get(original_node, updated_node)
+
+
+class _OriginalLines:
+    """Which lines of the original source a line of the fixed source comes from.
+
+    An unchanged line is itself, a line a fix rewrote stands for every line of the hunk it
+    replaced, a line a fix inserted (the device binding, an import) for none.
+    """
+
+    def __init__(self, original: str, current: str) -> None:
+        self.origins: dict[int, range] = {}
+        matcher = difflib.SequenceMatcher(None, original.splitlines(), current.splitlines(), autojunk=False)
+        for tag, old_start, old_end, new_start, new_end in matcher.get_opcodes():
+            for offset, line in enumerate(range(new_start, new_end)):
+                if tag == "equal":
+                    self.origins[line + 1] = range(old_start + offset + 1, old_start + offset + 2)
+                elif tag == "replace":
+                    self.origins[line + 1] = range(old_start + 1, old_end + 1)
+
+    def reported(self, finding: Finding, reported: set[tuple[str, int]]) -> bool:
+        return any((finding.code, line) in reported for line in self.origins.get(finding.line, ()))
 
 
 def _non_overlapping(reports: list[Report]) -> list[Report]:
@@ -502,10 +536,35 @@ def skips_file(source: Source) -> bool:
     return pattern.search(source) is not None
 
 
+#: Byte order marks of encodings Python never reads source in (it would stop at the first line).
+_FOREIGN_BOMS = {
+    codecs.BOM_UTF32_LE: "UTF-32",
+    codecs.BOM_UTF32_BE: "UTF-32",
+    codecs.BOM_UTF16_LE: "UTF-16",
+    codecs.BOM_UTF16_BE: "UTF-16",
+}
+
+
+def check_decodable(source: Source) -> None:
+    """Raise a one-line `SourceError` for bytes Python cannot read as source, whatever text they
+    hold, so that such a file is named rather than skipped for lack of ``torch`` in it."""
+    if not isinstance(source, bytes):
+        return
+    for bom, encoding in _FOREIGN_BOMS.items():
+        if source.startswith(bom):
+            raise SourceError(f"cannot decode: {encoding} text (Python reads source as UTF-8 or its coding line's encoding)")
+    if b"\x00" in source:
+        raise SourceError("binary file (contains NUL bytes)")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        source.decode(encoding)
+    except (UnicodeDecodeError, LookupError, SyntaxError) as error:
+        raise SourceError(f"cannot decode: {error}") from None
+
+
 def parse(source: Source) -> cst.Module:
     """Parse, turning every failure into a one-line `SourceError`."""
-    if isinstance(source, bytes) and b"\x00" in source:
-        raise SourceError("binary file (contains NUL bytes)")
+    check_decodable(source)
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as error:

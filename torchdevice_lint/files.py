@@ -10,6 +10,7 @@ A file named on the command line is checked unless ``exclude`` matches it, as in
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
@@ -33,7 +34,20 @@ STDIN = "-"
 
 
 class MissingPath(Exception):
-    """A path named on the command line that does not exist."""
+    """A path named on the command line that cannot be checked; ``reason`` says why in one line."""
+
+    def __init__(self, path: str, reason: str = "no such file or directory") -> None:
+        super().__init__(path)
+        self.path, self.reason = path, reason
+
+    def __str__(self) -> str:
+        return self.path
+
+
+def describe(error: OSError) -> str:
+    """An OSError in one line, spelled as the rest of our messages (``no such file or directory``)."""
+    text = error.strerror or str(error)
+    return text[:1].lower() + text[1:]
 
 
 class PatternSet:
@@ -128,27 +142,71 @@ class _Walker:
                 if not self.excluded(os.path.join(root, d), True, top) and not self.gitignored(base / d, True, top)
             )
             for name in sorted(files):
+                if is_leftover_temporary(os.path.join(root, name)):
+                    _remove(os.path.join(root, name))
                 if not name.endswith(SOURCE_SUFFIXES):
                     continue
                 path = os.path.join(root, name)
+                if os.path.islink(path) and os.path.isfile(path):
+                    # A link inside the tree reaches a file the walk checks at its own path; one
+                    # leaving it reaches someone else's file. Only a link named on the command line
+                    # is followed; a broken one is yielded, to be named.
+                    continue
                 if not self.excluded(path, False, top) and not self.gitignored(base / name, False, top):
                     yield path
+
+
+#: What `torchdevice_lint.runner.write_atomically` names its temporary files.
+TEMPORARY_PREFIX, TEMPORARY_SUFFIX = ".torchdevice-", ".tmp"
+
+#: A temporary file is renamed milliseconds after it is written; one older than this was left
+#: by a run that was killed, and the next walk through its folder removes it.
+LEFTOVER_AGE_S = 60
+
+
+def is_leftover_temporary(path: str) -> bool:
+    name = os.path.basename(path)
+    if not (name.startswith(TEMPORARY_PREFIX) and name.endswith(TEMPORARY_SUFFIX)):
+        return False
+    try:
+        return time.time() - os.lstat(path).st_mtime > LEFTOVER_AGE_S
+    except OSError:
+        return False
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def iter_python_files(paths: Sequence[str], config: Optional["Config"] = None) -> Iterator[str | MissingPath]:
     """Each file to check, in a stable order; a `MissingPath` in place of a path that is absent.
 
     Folders yield their ``.py`` and ``.ipynb`` files; a named file is yielded whatever its suffix.
+    Each file comes once, by its real path: a file named twice, or named and also reached by a
+    folder, is checked at its first mention.
     """
     walker = _Walker(config)
+    seen: set[str] = set()
     for path in paths:
         if path == STDIN:
             yield path
-        elif os.path.isfile(path):
-            if not walker.excluded(path, False):
-                yield path
+            continue
+        try:
+            os.stat(path)
+        except OSError as error:
+            yield MissingPath(path, describe(error))
+            continue
+        if os.path.isfile(path):
+            candidates: Iterator[str] = iter(() if walker.excluded(path, False) else (path,))
         elif os.path.isdir(path):
-            if not walker.excluded(path, True):
-                yield from walker.walk(path)
+            candidates = iter(() if walker.excluded(path, True) else walker.walk(path))
         else:
-            yield MissingPath(path)
+            candidates = iter((path,))  # a FIFO or device: reading it says why it cannot be checked
+        for candidate in candidates:
+            real = os.path.realpath(candidate)
+            if real not in seen:
+                seen.add(real)
+                yield candidate

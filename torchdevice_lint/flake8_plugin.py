@@ -4,7 +4,9 @@ flake8 decides which codes to show (``select``, ``ignore``, ``per-file-ignores``
 ``exclude``). Our own settings come from flake8's configuration (``setup.cfg``, ``tox.ini`` or
 ``.flake8``, section ``[flake8]``) or its command line:
 
-* ``torchdevice-preview = true`` (``--torchdevice-preview``): also run rules still in preview;
+* ``torchdevice-preview = true`` (``--torchdevice-preview``): also run rules still in preview
+  (a preview rule's full code in ``select`` or ``extend-select`` runs that one; a prefix such
+  as ``TDL`` does not, as in ``torchdevice-fix``);
 * ``torchdevice-device-style = cuda|accelerator`` and ``torchdevice-device-name = NAME``:
   accepted and checked, so one configuration serves ``flake8`` and ``torchdevice-fix``;
   they shape fixes, which flake8 does not apply.
@@ -28,7 +30,8 @@ from typing import Any, ClassVar, Iterator, Optional, Sequence
 from torchdevice_lint import __version__
 from torchdevice_lint.analysis.project import ProjectIndex, index_of_project, project_root
 from torchdevice_lint.config import DEVICE_STYLES, ConfigError, check_device_name, check_device_style
-from torchdevice_lint.engine import Settings, SourceError, lint_source
+from torchdevice_lint.engine import Settings, SourceError, check_decodable, lint_source
+from torchdevice_lint.rules import ALL_RULES
 
 
 class TorchDevicePlugin:
@@ -81,11 +84,23 @@ class TorchDevicePlugin:
                 )
         except ConfigError as error:
             raise ExecutionError(f"torchdevice-lint: {error}") from None
-        cls.settings = Settings(preview=bool(options.torchdevice_preview), device_style=style, device_name=name)
+        # As in torchdevice-fix, a preview rule named by its full code runs; flake8 filters the rest.
+        named = [
+            code.strip().upper()
+            for code in [*(getattr(options, "select", None) or ()), *(getattr(options, "extend_select", None) or ())]
+        ]
+        preview_named = tuple(rule.code for rule in ALL_RULES if rule.preview and rule.code in named)
+        cls.settings = Settings(
+            select=("TDL", *preview_named) if preview_named else None,
+            preview=bool(options.torchdevice_preview),
+            device_style=style,
+            device_name=name,
+        )
         cls.noqa = not getattr(options, "disable_noqa", False)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:
+            self._check_decodable()
             findings = lint_source(
                 "".join(self.lines), self.settings, noqa=self.noqa, filename=self.filename, project=self._project()
             )
@@ -93,6 +108,13 @@ class TorchDevicePlugin:
             return  # flake8 reports syntax errors itself (E999)
         for finding in findings:
             yield finding.line, finding.column, f"{finding.code} {finding.message}", type(self)
+
+    def _check_decodable(self) -> None:
+        """flake8 reads a file it cannot decode as Latin-1; judge the bytes on disk as
+        torchdevice-fix does, so that both skip such a file."""
+        if self.filename not in ("stdin", "-") and os.path.isfile(self.filename):
+            with open(self.filename, "rb") as handle:
+                check_decodable(handle.read())
 
     def _project(self) -> Optional[ProjectIndex]:
         """The index of the file's project, built on first use in this process; a file read

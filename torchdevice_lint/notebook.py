@@ -41,6 +41,10 @@ _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _SHELL_ASSIGNMENT = re.compile(r"[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*[!%]")
 
 
+#: The most code a file may hold (a notebook: its code cells together, outputs not counted).
+MAX_CODE_BYTES = 2_000_000
+
+
 class NotebookError(SourceError):
     """A notebook that cannot be read as nbformat 4 JSON, or a cell that does not parse."""
 
@@ -76,6 +80,8 @@ class Notebook:
             text = data[len(prefix) :].decode("utf-8")
         except UnicodeDecodeError as error:
             raise NotebookError(f"notebook is not UTF-8: {error}") from None
+        if not text.strip():
+            raise NotebookError("not a valid notebook (JSON): the file is empty")
         try:
             return _scan(text, prefix)
         except (ValueError, IndexError, KeyError, TypeError, AttributeError) as error:
@@ -128,7 +134,13 @@ class Notebook:
             separator = original[first_end : cell.items[1]]
         else:
             separator = "," + (opening if "\n" in opening else " ")
-        return "[" + opening + separator.join(dump(line) for line in lines) + closing + "]"
+        # A line the fix left alone keeps its exact JSON spelling (a literal é stays one, a
+        # \u00e9 escape stays one); only new or changed lines are written afresh.
+        written: dict[str, str] = {}
+        for start in cell.items:
+            raw = original[start : _value_end(original, start)]
+            written.setdefault(json.loads(raw), raw)
+        return "[" + opening + separator.join(written.get(line) or dump(line) for line in lines) + closing + "]"
 
 
 # ------------------------------------------------------------------ JSON scan
@@ -190,7 +202,7 @@ def _items(text: str, index: int) -> list[int]:
 
 def _scan(text: str, prefix: bytes) -> Notebook:
     start = _skip(text, 0)
-    cells: list[Cell] = []
+    cells: list[Optional[Cell]] = []
     is_python = True
     for key, value_start, value_end in _members(text, start):
         if key == "metadata":
@@ -200,11 +212,19 @@ def _scan(text: str, prefix: bytes) -> Notebook:
             ).get("name")
             is_python = language is None or str(language).lower() in ("python", "python3")
         elif key == "cells":
-            for position, cell_start in enumerate(_items(text, value_start), start=1):
-                cell = _scan_cell(text, cell_start, position)
-                if cell is not None:
-                    cells.append(cell)
-    return Notebook(text, cells, is_python, prefix)
+            cells.extend(_scan_cells(text, value_start, len(cells)))
+        elif key == "worksheets":  # nbformat 3: the cells lie in worksheets
+            for worksheet in _items(text, value_start):
+                for inner_key, inner_start, _ in _members(text, worksheet):
+                    if inner_key == "cells":
+                        cells.extend(_scan_cells(text, inner_start, len(cells)))
+    return Notebook(text, [cell for cell in cells if cell is not None], is_python, prefix)
+
+
+def _scan_cells(text: str, index: int, before: int) -> list[Optional[Cell]]:
+    """The cells of the JSON array at ``index`` (None for those that are not code), numbered
+    after the ``before`` cells already seen."""
+    return [_scan_cell(text, start, position) for position, start in enumerate(_items(text, index), start=before + 1)]
 
 
 def _scan_cell(text: str, index: int, position: int) -> Optional[Cell]:
@@ -213,7 +233,7 @@ def _scan_cell(text: str, index: int, position: int) -> Optional[Cell]:
     for key, value_start, value_end in _members(text, index):
         if key == "cell_type":
             cell_type = json.loads(text[value_start:value_end])
-        elif key == "source":
+        elif key in ("source", "input"):  # nbformat 3 calls a code cell's source "input"
             source = (value_start, value_end)
     if cell_type != "code" or source is None:
         return None
@@ -257,7 +277,12 @@ def build_program(notebook: Notebook) -> Program:
         cells[cell.index] = (line, count)
         parts.append(text)
         line += count
-    return Program("".join(parts), cells, masked)
+    source = "".join(parts)
+    if len(source) > MAX_CODE_BYTES:
+        raise NotebookError(
+            f"notebook code too large to check ({len(source) / 1e6:.1f} MB; the limit is {MAX_CODE_BYTES / 1e6:.1f} MB)"
+        )
+    return Program(source, cells, masked)
 
 
 def mask(source: str, masked: dict[int, str]) -> str:
@@ -378,28 +403,45 @@ def _locate(findings: list[Finding], starts: dict[int, int]) -> list[Finding]:
 
 
 # ------------------------------------------------------------------ checks
-def _cell_error(notebook: Notebook, error: SourceError) -> NotebookError:
-    """Name the first cell that does not parse on its own (else the notebook as a whole)."""
+def _skip_bad_cells(notebook: Notebook, error: SourceError, cell_errors: Optional[list[str]]) -> None:
+    """Set aside the cells that do not parse on their own, each named in ``cell_errors``, so
+    that the other cells are still checked; without ``cell_errors``, raise for the first one."""
+    found = False
     for cell in notebook.cells:
         if cell.skipped:
             continue
         try:
             parse(mask(cell.source, {}))
         except SourceError as cell_error:
-            return NotebookError(f"cell {cell.index}: {cell_error}")
-    return NotebookError(str(error))
+            if cell_errors is None:
+                raise NotebookError(f"cell {cell.index}: {cell_error}") from None
+            cell_errors.append(f"cell {cell.index}: {cell_error}")
+            cell.skipped = found = True
+    if not found:
+        raise NotebookError(str(error)) from None
 
 
-def lint_notebook(data: bytes, linter: "Linter") -> list[Finding]:
-    """The findings of a notebook's code cells, each naming its cell."""
+def _program_outcome(notebook: Notebook, run, cell_errors: Optional[list[str]]):
+    """``run(program)``'s outcome for the notebook's program, once more without the cells that
+    do not parse if the whole does not."""
+    program = build_program(notebook)
+    try:
+        return program, run(program)
+    except SourceError as error:
+        _skip_bad_cells(notebook, error, cell_errors)
+    program = build_program(notebook)
+    return program, run(program)
+
+
+def lint_notebook(data: bytes, linter: "Linter", cell_errors: Optional[list[str]] = None) -> list[Finding]:
+    """The findings of a notebook's code cells, each naming its cell.
+
+    A cell that does not parse raises `NotebookError`; given a ``cell_errors`` list, it is named
+    there instead and the other cells are checked."""
     notebook = Notebook.parse(data)
     if not notebook.is_python or not notebook.cells:
         return []
-    program = build_program(notebook)
-    try:
-        findings = linter.lint(program.source)
-    except SourceError as error:
-        raise _cell_error(notebook, error) from None
+    program, findings = _program_outcome(notebook, lambda program: linter.lint(program.source), cell_errors)
     return _locate(findings, {index: start for index, (start, _) in program.cells.items()})
 
 
@@ -410,16 +452,17 @@ class NotebookFix:
     applied: int
 
 
-def fix_notebook(data: bytes, linter: "Linter", unsafe: bool = False) -> NotebookFix:
-    """The notebook with fixes applied to its code cells; everything else kept byte for byte."""
+def fix_notebook(
+    data: bytes, linter: "Linter", unsafe: bool = False, cell_errors: Optional[list[str]] = None
+) -> NotebookFix:
+    """The notebook with fixes applied to its code cells; everything else kept byte for byte.
+    Cells that do not parse are handled as by `lint_notebook`, and left as they are."""
     notebook = Notebook.parse(data)
     if not notebook.is_python or not notebook.cells:
         return NotebookFix(data, [], 0)
-    program = build_program(notebook)
-    try:
-        outcome = linter.fix(program.source, unsafe=unsafe)
-    except SourceError as error:
-        raise _cell_error(notebook, error) from None
+    program, outcome = _program_outcome(
+        notebook, lambda program: linter.fix(program.source, unsafe=unsafe), cell_errors
+    )
     assert isinstance(outcome.source, str)
     fixed_sources, starts = split_program(outcome.source, program.masked)
     remaining = _locate(outcome.remaining, starts)

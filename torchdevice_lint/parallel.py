@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
-from typing import Callable, Iterator, Optional, Sequence, TypeVar
+import threading
+import time
+from typing import Callable, Iterator, Optional, Sequence, TextIO, TypeVar
 
 Result = TypeVar("Result")
 
@@ -91,6 +94,32 @@ def _context():
 def _initialize(function: Callable[[str], object]) -> None:
     global _worker_function
     _worker_function = function
+    # Ctrl-C reaches the whole process group: the parent alone answers it, and ends the pool.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+    sys.stderr = _SilentOnceOrphaned(sys.stderr, parent)  # type: ignore[assignment]
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this worker once its parent is gone (killed with SIGKILL, it cannot end the pool)."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
+
+
+class _SilentOnceOrphaned:
+    """A worker's stderr that says nothing once the parent is gone: the broken-pipe traceback
+    of handing back a result nobody waits for is no news to the user."""
+
+    def __init__(self, stream: TextIO, parent: int) -> None:
+        self.stream, self.parent = stream, parent
+
+    def write(self, text: str) -> int:
+        return self.stream.write(text) if os.getppid() == self.parent else len(text)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.stream, name)
 
 
 def _run(task: tuple[int, str]) -> tuple[int, object]:

@@ -12,9 +12,9 @@ from typing import Callable, Optional
 from torchdevice_lint.analysis.project import ProjectIndex
 from torchdevice_lint.cache import ResultCache
 from torchdevice_lint.engine import Linter, Settings, SourceError
-from torchdevice_lint.files import STDIN
+from torchdevice_lint.files import STDIN, TEMPORARY_PREFIX, TEMPORARY_SUFFIX, describe
 from torchdevice_lint.findings import Finding
-from torchdevice_lint.notebook import fix_notebook, is_notebook, lint_notebook
+from torchdevice_lint.notebook import MAX_CODE_BYTES, fix_notebook, is_notebook, lint_notebook
 
 
 @dataclass
@@ -27,6 +27,8 @@ class FileResult:
     applied: int = 0
     #: A one-line reason the file could not be checked or written.
     error: Optional[str] = None
+    #: The ``error`` concerns a part of the file (notebook cells); the rest was checked.
+    partial: bool = False
 
     @property
     def changed(self) -> bool:
@@ -35,7 +37,11 @@ class FileResult:
 
 #: Larger files are refused: LibCST needs about 200 bytes of memory per byte of source, and
 #: the largest hand-written modules seen (torch/nn/functional.py, diffusers) are near 300 kB.
-MAX_FILE_BYTES = 2_000_000
+#: A notebook's limit counts its code (its outputs, images included, cost no parse).
+MAX_FILE_BYTES = MAX_CODE_BYTES
+
+#: A notebook file above this is refused before its code is measured: reading is the cost then.
+MAX_NOTEBOOK_BYTES = 100_000_000
 
 
 def process_file(
@@ -55,9 +61,9 @@ def process_file(
     """
     result = FileResult(path)
     try:
-        result.original = sys.stdin.buffer.read() if path == STDIN else _read(path)
+        result.original = sys.stdin.buffer.read() if path == STDIN else _read(path, is_notebook(name or path))
     except OSError as error:
-        result.error = error.strerror or str(error)
+        result.error = describe(error)
         return result
     notebook = is_notebook(name or path)
     if path == STDIN:
@@ -71,13 +77,16 @@ def process_file(
         if cached is not None:
             result.findings = cached
             return result
+    cell_errors: list[str] = []
     try:
         if notebook:
             if fix:
-                fixed = fix_notebook(result.original, linter, unsafe=unsafe)
+                fixed = fix_notebook(result.original, linter, unsafe=unsafe, cell_errors=cell_errors)
                 result.fixed, result.findings, result.applied = fixed.data, fixed.remaining, fixed.applied
             else:
-                result.findings = lint_notebook(result.original, linter)
+                result.findings = lint_notebook(result.original, linter, cell_errors)
+            if cell_errors:
+                result.error, result.partial = "; ".join(cell_errors) + " (the other cells were checked)", True
         elif fix:
             outcome = linter.fix(result.original, unsafe=unsafe, project=project, path=path)
             assert isinstance(outcome.source, bytes)
@@ -91,7 +100,7 @@ def process_file(
     except Exception as error:  # a bug of ours: say so for this file, and let the run go on
         result.error = f"internal error ({type(error).__name__}: {error}); please report it"
         return result
-    if cache is not None and not fix:
+    if cache is not None and not fix and not result.partial:
         cache.put(result.original, result.error if result.error is not None else result.findings, kind)
     return result
 
@@ -103,15 +112,16 @@ def _cache_kind(name: str, linter: Linter, project: Optional[ProjectIndex]) -> s
     return f"{'ipynb' if is_notebook(name) else 'py'} {linter.settings!r} noqa={linter.noqa} project={facts}"
 
 
-def _read(path: str) -> bytes:
+def _read(path: str, notebook: bool = False) -> bytes:
     """The bytes of a regular file of acceptable size; OSError with a one-line reason otherwise."""
     info = os.stat(path)  # before opening: opening a FIFO would wait for a writer
     if stat.S_ISDIR(info.st_mode):
         raise IsADirectoryError(21, "is a directory")
     if not stat.S_ISREG(info.st_mode):
         raise OSError(0, "not a regular file")
-    if info.st_size > MAX_FILE_BYTES:
-        raise OSError(0, f"file too large to check ({info.st_size / 1e6:.1f} MB; the limit is {MAX_FILE_BYTES / 1e6:.1f} MB)")
+    limit = MAX_NOTEBOOK_BYTES if notebook else MAX_FILE_BYTES
+    if info.st_size > limit:
+        raise OSError(0, f"file too large to check ({info.st_size / 1e6:.1f} MB; the limit is {limit / 1e6:.1f} MB)")
     with open(path, "rb") as handle:
         return handle.read()
 
@@ -147,7 +157,7 @@ class FileJob:
         if self.cache is None or self.fix:
             return None
         try:
-            data = _read(path)
+            data = _read(path, is_notebook(path))
         except OSError:
             return None
         outcome = self.cache.get(data, _cache_kind(path, self.linter_for(path), self.project))
@@ -190,7 +200,7 @@ def write_atomically(path: str, data: bytes, expected: Optional[bytes] = None) -
             if handle.read() != expected:
                 raise OSError(0, "file changed since it was read; run again")
     folder = os.path.dirname(target)
-    descriptor, temporary = tempfile.mkstemp(prefix=".torchdevice-", suffix=".tmp", dir=folder)
+    descriptor, temporary = tempfile.mkstemp(prefix=TEMPORARY_PREFIX, suffix=TEMPORARY_SUFFIX, dir=folder)
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)

@@ -130,7 +130,9 @@ def format_statistics(rows: list[dict], as_json: bool = False) -> str:
 def unified_diff(path: str, before: bytes, after: bytes, color: bool = False) -> str:
     old = before.decode("utf-8", "surrogateescape").splitlines(keepends=True)
     new = after.decode("utf-8", "surrogateescape").splitlines(keepends=True)
-    lines = list(difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}"))
+    # git's spelling, also for an absolute path: a/tmp/x.py, never a//tmp/x.py
+    relative = path.lstrip("/")
+    lines = list(difflib.unified_diff(old, new, fromfile=f"a/{relative}", tofile=f"b/{relative}"))
     if not color:
         return "".join(lines)
     painted = []
