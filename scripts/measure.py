@@ -4,7 +4,7 @@
 
 ``--fix-check`` also fixes every file in memory (unsafe fixes included) and checks that the
 output parses (and compiles, where the input did), that a second fix changes nothing, and
-that every line without a finding comes out byte for byte (up to the two binding lines a fix
+that every line without a fixable finding comes out byte for byte (up to the two binding lines a fix
 may insert). Notebooks are checked through the notebook front end: the fixed notebook must
 be a notebook again and fixing it twice must change nothing. Nothing is written to disk.
 ``--jobs`` spreads the files over worker processes (the report is the same).
@@ -86,7 +86,8 @@ class Check:
         if self.linter.fix(once, unsafe=True).source != once:
             outcome.problem = "not-idempotent"
             return
-        touched = {line for f in outcome.findings for line in range(f.line, f.end_line + 1)}
+        # Only lines check mode reports as fixable may change (unsafe fixes are applied here).
+        touched = {line for f in outcome.findings if f.fix_safety is not None for line in range(f.line, f.end_line + 1)}
         before, after = _LINE.findall(data), _LINE.findall(once)
         kept = collections.Counter(line for number, line in enumerate(before, 1) if number not in touched)
         lost = kept - collections.Counter(after)

@@ -294,3 +294,14 @@ def test_one_spelling_of_no_such_file(tmp_path):
     result = run("missing.py", "dangling.py", cwd=tmp_path)
     assert "No such file" not in result.stderr
     assert result.stderr.count("no such file or directory") == 2
+
+
+def test_cells_ipython_accepts_parse(tmp_path):
+    (tmp_path / "nb.ipynb").write_bytes(notebook(
+        "import torch\n",
+        "!python prepare.py \\\n  --data_root data/ \\\n  --workers=4\n",
+        "pip install sagemaker\nls ./embeddings/\nconfig = {\n    'a': 1,\n}\n",
+        "model = Net().cuda()\n",
+    ))
+    result = run("--output-format", "concise", "nb.ipynb", cwd=tmp_path)
+    assert "error" not in result.stderr and "nb.ipynb:cell_4:1:9: TDL001" in result.stdout

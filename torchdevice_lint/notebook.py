@@ -19,8 +19,10 @@ cell (1-based, counting every cell as Jupyter shows them) and the line within it
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+import warnings
 from dataclasses import dataclass, field, replace
 from json.decoder import scanstring
 from typing import TYPE_CHECKING, Optional
@@ -291,13 +293,15 @@ def mask(source: str, masked: dict[int, str]) -> str:
     continued = _continuation_lines(source)
     out: list[str] = []
     continuing = False
+    indent = ""
     for number, line in enumerate(lines):
         body = line.rstrip("\r\n")
         stripped = body.strip()
         if continuing or (number not in continued and _is_ipython(stripped, body)):
             index = len(masked)
             masked[index] = body
-            indent = body[: len(body) - len(body.lstrip())]
+            if not continuing:  # a continuation line keeps its placeholder at the magic's indentation
+                indent = body[: len(body) - len(body.lstrip())]
             out.append(indent + _MASK.format(index=index) + line[len(body) :])
             continuing = body.endswith("\\")
         else:
@@ -310,7 +314,36 @@ def _is_ipython(stripped: str, body: str) -> bool:
         return True
     if stripped.endswith("?") and "#" not in stripped:
         return True
-    return _SHELL_ASSIGNMENT.match(body) is not None
+    if _SHELL_ASSIGNMENT.match(body) is not None:
+        return True
+    return _is_automagic(stripped)
+
+
+#: Magics and shell aliases IPython runs without their ``%`` (automagic): ``pip install x``, ``ls data/``.
+_AUTOMAGICS = frozenset({
+    "pip", "conda", "mamba", "cd", "ls", "ll", "pwd", "cat", "cp", "mv", "rm", "mkdir", "rmdir", "clear",
+    "less", "more", "man", "env", "set_env", "load_ext", "reload_ext", "matplotlib", "time", "timeit",
+    "pdb", "debug", "who", "whos", "reset", "run", "config", "alias", "history", "bookmark", "pylab",
+})
+
+
+#: What follows a name in Python, also on a line that goes on below (``config = {``, ``time (``).
+_PYTHON_AFTER_NAME = re.compile(r"\s*(?:=|[-+*/%&|^@]=|//=|\*\*=|>>=|<<=|[(\[{,:;]|\.[A-Za-z_])")
+
+
+def _is_automagic(stripped: str) -> bool:
+    """``pip install x``: a known magic's name, then words; never a line that is Python already
+    (``ls = []``, ``time.sleep(1)``, ``run(x)``)."""
+    name, _, rest = stripped.partition(" ")
+    if name not in _AUTOMAGICS or not rest.strip() or _PYTHON_AFTER_NAME.match(rest):
+        return False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(stripped, "<cell>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return True
+    return False
 
 
 def _continuation_lines(source: str) -> set[int]:
