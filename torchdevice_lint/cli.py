@@ -161,7 +161,11 @@ def configure(args: argparse.Namespace) -> Config:
 def explain(code: str) -> int:
     for rule in ALL_RULES:
         if rule.code == code.upper():
-            print(f"{rule.code} ({rule.name})\n\n{rule.documentation()}")
+            try:
+                print(f"{rule.code} ({rule.name})\n\n{rule.documentation()}", flush=True)
+            except BrokenPipeError:
+                # `--explain X | head`: the reader has what it wanted; point stdout at devnull so exit flushes quietly.
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
     print(f"torchdevice-fix: error: no rule {code}", file=sys.stderr)
     return 2
