@@ -13,6 +13,7 @@ from torchdevice_lint.analysis.project import ProjectIndex
 from torchdevice_lint.cache import ResultCache
 from torchdevice_lint.engine import Linter, Settings, SourceError
 from torchdevice_lint.files import STDIN, TEMPORARY_PREFIX, TEMPORARY_SUFFIX, describe
+from torchdevice_lint.guard import Budget, TooComplex, within_budget
 from torchdevice_lint.findings import Finding
 from torchdevice_lint.notebook import MAX_CODE_BYTES, fix_notebook, is_notebook, lint_notebook
 
@@ -52,8 +53,9 @@ def process_file(
     name: Optional[str] = None,
     cache: Optional[ResultCache] = None,
     project: Optional[ProjectIndex] = None,
+    budget: Budget = Budget(),
 ) -> FileResult:
-    """Read, then lint (or fix in memory) one file; never raises for bad input.
+    """Read, then lint (or fix in memory) one file within ``budget``; never raises for bad input.
 
     A path (or, for stdin, a ``name``) ending in ``.ipynb`` is checked as a Jupyter notebook.
     In check mode a ``cache`` answers for bytes it has seen under the same settings and the
@@ -78,7 +80,8 @@ def process_file(
             result.findings = cached
             return result
     cell_errors: list[str] = []
-    try:
+
+    def work() -> None:
         if notebook:
             if fix:
                 fixed = fix_notebook(result.original, linter, unsafe=unsafe, cell_errors=cell_errors)
@@ -93,10 +96,15 @@ def process_file(
             result.fixed, result.findings, result.applied = outcome.source, outcome.remaining, outcome.applied
         else:
             result.findings = linter.lint(result.original, project, path)
+
+    try:
+        within_budget(result.original, work, budget)
     except SourceError as error:
         result.error = str(error)
-    except RecursionError:
-        result.error = "too deeply nested to analyse"
+    except (TooComplex, RecursionError) as error:
+        # Not cached: the verdict depends on the budget and on the machine's speed.
+        result.error = str(error) if isinstance(error, TooComplex) else str(TooComplex("nested too deeply to analyse"))
+        return result
     except Exception as error:  # a bug of ours: say so for this file, and let the run go on
         result.error = f"internal error ({type(error).__name__}: {error}); please report it"
         return result
@@ -139,8 +147,10 @@ class FileJob:
         fix: bool,
         unsafe: bool,
         cache: Optional[ResultCache] = None,
+        budget: Budget = Budget(),
     ) -> None:
         self.settings_for, self.fix, self.unsafe, self.cache = settings_for, fix, unsafe, cache
+        self.budget = budget
         self._linters: dict[Settings, Linter] = {}
         #: The walked project's index, set by the caller once the files are known.
         self.project: Optional[ProjectIndex] = None
@@ -175,7 +185,8 @@ class FileJob:
     def __call__(self, path: str, name: Optional[str] = None) -> FileResult:
         shown = name or path
         result = process_file(
-            path, self.linter_for(shown), self.fix, self.unsafe, name=shown, cache=self.cache, project=self.project
+            path, self.linter_for(shown), self.fix, self.unsafe, name=shown, cache=self.cache, project=self.project,
+            budget=self.budget,
         )
         if not self.fix and not result.findings and path != STDIN:
             result.original = b""  # only quoted findings need it: keep the pipe from workers light
