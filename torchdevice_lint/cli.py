@@ -6,7 +6,7 @@ import argparse
 import os
 import re
 import sys
-from typing import Optional, Sequence, TextIO
+from typing import Any, Callable, Optional, Sequence, TextIO
 
 from torchdevice_lint import __version__
 from torchdevice_lint.analysis.project import index_for_run
@@ -16,6 +16,8 @@ from torchdevice_lint.config import (
     ConfigError,
     check_codes,
     check_device_name,
+    check_file_timeout,
+    check_max_nesting,
     resolve_config,
 )
 from torchdevice_lint.engine import Linter
@@ -27,7 +29,7 @@ from torchdevice_lint.progress import Progress, Summary, bar_wanted
 from torchdevice_lint.rules import ALL_RULES
 from torchdevice_lint.cache import CACHE_DIR_ENV, DEFAULT_CACHE_DIR, ResultCache
 from torchdevice_lint.parallel import default_jobs, map_in_order
-from torchdevice_lint.runner import FileJob, FileResult, write_atomically
+from torchdevice_lint.runner import WORKER_GRACE_SECONDS, FileJob, FileResult, write_atomically
 
 #: Kept for callers of the earlier API: what a run did.
 RunSummary = Summary
@@ -80,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="worker processes (default: one per core; 1 checks in this process)")
     speed.add_argument("--no-cache", action="store_true",
                        help=f"do not read or write the check cache ({CACHE_DIR_ENV} or ./{DEFAULT_CACHE_DIR})")
+    speed.add_argument("--file-timeout", metavar="SECONDS", type=_checked(check_file_timeout, float), default=None,
+                       help="seconds one file may take; a slower file is reported as too complex (default: 60)")
+    speed.add_argument("--max-nesting", metavar="LEVELS", type=_checked(check_max_nesting, int), default=None,
+                       help="levels of syntactic nesting a file may have; a deeper one is reported as too complex (default: 1000)")
     parser.add_argument("--explain", metavar="CODE", help="print a rule's documentation and exit")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
@@ -101,6 +107,19 @@ def _jobs(text: str) -> int:
     if jobs < 1:
         raise argparse.ArgumentTypeError(f"expected a positive number of jobs, got {text!r}")
     return jobs
+
+
+def _checked(check: Callable[[Any, str], Any], convert: Callable[[str], Any]) -> Callable[[str], Any]:
+    """An argparse type: ``convert`` the text, then ``check`` it as the configuration would."""
+
+    def parse(text: str) -> Any:
+        try:
+            return check(convert(text), "value")
+        except (ValueError, ConfigError) as error:
+            message = str(error).split(": ", 1)[-1] if isinstance(error, ConfigError) else f"not a number: {text!r}"
+            raise argparse.ArgumentTypeError(message) from None
+
+    return parse
 
 
 def _patterns(text: str) -> tuple[str, ...]:
@@ -152,6 +171,8 @@ def configure(args: argparse.Namespace) -> Config:
         device_name=args.device_name,
         exclude=args.exclude,
         respect_gitignore=args.respect_gitignore,
+        file_timeout=args.file_timeout,
+        max_nesting=args.max_nesting,
     )
     if args.extend_exclude:
         config = config.overridden(extend_exclude=config.extend_exclude + args.extend_exclude)
@@ -194,7 +215,7 @@ class Run:
         fixing = args.fix or args.diff
         cache = None if (fixing or args.no_cache) else ResultCache()
         #: Checks one file; runs in worker processes with ``-j`` above 1.
-        self.job = FileJob(config.settings_for, fixing, args.unsafe_fixes, cache)
+        self.job = FileJob(config.settings_for, fixing, args.unsafe_fixes, cache, config.budget())
 
     def linter_for(self, shown: str) -> Linter:
         return self.job.linter_for(shown)
@@ -207,7 +228,10 @@ class Run:
         self.job.project = index_for_run(self.args.paths, files, self.walk)
         jobs = self.args.jobs or default_jobs()
         # Results come back in the order of ``files`` whatever the number of jobs.
-        results = map_in_order(self.job, files, jobs, ready=self.job.cached)
+        results = map_in_order(
+            self.job, files, jobs, ready=self.job.cached, failed=self.job.failed,
+            seconds=self.job.budget.seconds + WORKER_GRACE_SECONDS,
+        )
         for path in paths:
             if isinstance(path, MissingPath):
                 self.report_error(str(path), path.reason)

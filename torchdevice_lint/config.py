@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from torchdevice_lint.engine import Settings
+from torchdevice_lint.guard import Budget
 from torchdevice_lint.rules import ALL_RULES
 
 if sys.version_info >= (3, 11):
@@ -58,6 +59,12 @@ class Config:
     device_name: Optional[str] = None
     device_style: str = "cuda"
     preview: bool = False
+    #: The per-file budget: seconds to check one file, and levels of nesting it may have.
+    file_timeout: float = Budget.seconds
+    max_nesting: int = Budget.depth
+
+    def budget(self) -> Budget:
+        return Budget(seconds=self.file_timeout, depth=self.max_nesting)
 
     # ----------------------------------------------------------------- settings
     def settings(self) -> Settings:
@@ -196,7 +203,7 @@ def load_config(path: Path, required: bool = False) -> Config:
 
 _KEYS = (
     "select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "respect-gitignore",
-    "device-name", "device-style", "preview",
+    "device-name", "device-style", "preview", "file-timeout", "max-nesting",
 )
 
 
@@ -228,7 +235,25 @@ def parse_table(table: Mapping[str, Any], source: str) -> dict[str, Any]:
             values[attribute] = check_device_name(value, where)
         elif key == "device-style":
             values[attribute] = check_device_style(value, where)
+        elif key == "file-timeout":
+            values[attribute] = check_file_timeout(value, where)
+        elif key == "max-nesting":
+            values[attribute] = check_max_nesting(value, where)
     return values
+
+
+def check_file_timeout(value: Any, where: str) -> float:
+    """Seconds a file may take: a positive number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ConfigError(f"{where}: must be a positive number of seconds, not {value!r}")
+    return float(value)
+
+
+def check_max_nesting(value: Any, where: str) -> int:
+    """Levels of nesting a file may have: at least 100, which hand-written code never reaches."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 100:
+        raise ConfigError(f"{where}: must be a whole number of levels, at least 100, not {value!r}")
+    return value
 
 
 def check_codes(value: Any, where: str) -> tuple[str, ...]:

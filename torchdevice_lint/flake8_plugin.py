@@ -15,6 +15,14 @@ Each file is judged with the classes of its project (the folder above it holding
 ``pyproject.toml``, ``setup.py`` or ``setup.cfg``), indexed once per flake8 process; a file
 read from stdin is judged alone.
 
+* ``torchdevice-file-timeout = SECONDS`` and ``torchdevice-max-nesting = LEVELS``: the
+  per-file budget, as ``file-timeout`` and ``max-nesting`` of ``torchdevice-fix``.
+
+A file past its budget (generated code nested thousands of levels deep, or one that takes
+longer than the timeout) gets one ``TDL999 too complex to check (...)`` at line 1 instead of
+the checks, so flake8 goes on with the other files and exits 1. ``--select TDL`` shows it;
+``--extend-ignore TDL999`` hides it.
+
 A ``# noqa`` anywhere on a multi-line statement covers all of it, as in ``torchdevice-fix``
 (flake8 alone only joins the lines of strings and backslash continuations); flake8's
 ``--disable-noqa`` turns that off too.
@@ -29,9 +37,20 @@ from typing import Any, ClassVar, Iterator, Optional, Sequence
 
 from torchdevice_lint import __version__
 from torchdevice_lint.analysis.project import ProjectIndex, index_of_project, project_root
-from torchdevice_lint.config import DEVICE_STYLES, ConfigError, check_device_name, check_device_style
+from torchdevice_lint.config import (
+    DEVICE_STYLES,
+    ConfigError,
+    check_device_name,
+    check_device_style,
+    check_file_timeout,
+    check_max_nesting,
+)
 from torchdevice_lint.engine import Settings, SourceError, check_decodable, lint_source
 from torchdevice_lint.rules import ALL_RULES
+from torchdevice_lint.guard import Budget, TooComplex, within_budget
+
+#: The code of the one line a file past its budget gets.
+TOO_COMPLEX = "TDL999"
 
 
 class TorchDevicePlugin:
@@ -41,6 +60,7 @@ class TorchDevicePlugin:
     #: Set once per flake8 run by `parse_options`.
     settings: ClassVar[Settings] = Settings()
     noqa: ClassVar[bool] = True
+    budget: ClassVar[Budget] = Budget()
 
     def __init__(self, tree: ast.AST, lines: Sequence[str], filename: str = "stdin") -> None:
         self.lines = lines
@@ -67,6 +87,18 @@ class TorchDevicePlugin:
             parse_from_config=True,
             help="torchdevice-lint: name of the device variable fixes bind (default: device)",
         )
+        manager.add_option(
+            "--torchdevice-file-timeout",
+            default=Budget.seconds,
+            parse_from_config=True,
+            help=f"torchdevice-lint: seconds one file may take (default: {Budget.seconds:g})",
+        )
+        manager.add_option(
+            "--torchdevice-max-nesting",
+            default=Budget.depth,
+            parse_from_config=True,
+            help=f"torchdevice-lint: levels of nesting a file may have (default: {Budget.depth})",
+        )
 
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
@@ -82,8 +114,17 @@ class TorchDevicePlugin:
                 name = check_device_name(
                     name, "flake8 option torchdevice-device-name ([flake8] section or --torchdevice-device-name)"
                 )
+            budget = Budget(
+                seconds=check_file_timeout(
+                    _number(options.torchdevice_file_timeout, float), "flake8 option torchdevice-file-timeout"
+                ),
+                depth=check_max_nesting(
+                    _number(options.torchdevice_max_nesting, int), "flake8 option torchdevice-max-nesting"
+                ),
+            )
         except ConfigError as error:
             raise ExecutionError(f"torchdevice-lint: {error}") from None
+        cls.budget = budget
         # As in torchdevice-fix, a preview rule named by its full code runs; flake8 filters the rest.
         named = [
             code.strip().upper()
@@ -99,13 +140,20 @@ class TorchDevicePlugin:
         cls.noqa = not getattr(options, "disable_noqa", False)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
+        source = "".join(self.lines)
+
+        def check() -> list:
+            return lint_source(source, self.settings, noqa=self.noqa, filename=self.filename, project=self._project())
+
         try:
             self._check_decodable()
-            findings = lint_source(
-                "".join(self.lines), self.settings, noqa=self.noqa, filename=self.filename, project=self._project()
-            )
+            findings = within_budget(source, check, self.budget)
         except SourceError:
             return  # flake8 reports syntax errors itself (E999)
+        except (TooComplex, RecursionError) as error:
+            reason = error if isinstance(error, TooComplex) else TooComplex("nested too deeply to analyse")
+            yield 1, 0, f"{TOO_COMPLEX} {reason}", type(self)
+            return
         for finding in findings:
             yield finding.line, finding.column, f"{finding.code} {finding.message}", type(self)
 
@@ -122,3 +170,11 @@ class TorchDevicePlugin:
         if self.filename in ("stdin", "-") or not os.path.isfile(self.filename):
             return None
         return index_of_project(project_root(self.filename))
+
+
+def _number(value: Any, convert: Callable[[str], Any]) -> Any:
+    """An option's value as a number (flake8 hands over configuration values as text)."""
+    try:
+        return convert(value)
+    except (TypeError, ValueError):
+        return value  # the check names the option and the bad value

@@ -2,7 +2,9 @@
 
 The order of the output never depends on the number of jobs: workers take the largest files
 first (so that no big file is left running alone at the end) and the results are released in
-the order the files were given, exactly as one process would produce them.
+the order the files were given, exactly as one process would produce them. A worker that dies
+(a crash in native code) or overruns its deadline costs only the file it held: that file gets
+an error result and a fresh worker takes its place.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import signal
 import sys
 import threading
 import time
+from collections import deque
+from multiprocessing.connection import Connection, wait
 from typing import Callable, Iterator, Optional, Sequence, TextIO, TypeVar
 
 Result = TypeVar("Result")
@@ -36,6 +40,8 @@ def map_in_order(
     paths: Sequence[str],
     jobs: int,
     ready: Optional[Callable[[str], Optional[Result]]] = None,
+    failed: Optional[Callable[[str, str], Result]] = None,
+    seconds: Optional[float] = None,
 ) -> Iterator[tuple[str, Result]]:
     """``(path, function(path))`` for each path, in the order of ``paths``.
 
@@ -43,7 +49,9 @@ def map_in_order(
     ``jobs`` worker processes. ``function`` must not raise for bad input (an exception from it
     ends the run, as it would in one process) and its results must pickle. With several jobs,
     ``ready(path)`` is asked first in this process (a cache): files it answers never go to a
-    worker, and when it answers all of them no worker is started.
+    worker, and when it answers all of them no worker is started. ``failed(path, reason)`` is
+    the result of a file whose worker died or held it past ``seconds``; without it such a
+    file raises `WorkerLost`.
     """
     if jobs <= 1 or len(paths) < MIN_FILES_FOR_POOL:
         for path in paths:
@@ -69,11 +77,115 @@ def map_in_order(
         pending[todo[0]] = function(paths[todo[0]])
     elif todo:
         todo.sort(key=lambda index: -_size(paths[index]))
-        with _context().Pool(processes=min(jobs, len(todo)), initializer=_initialize, initargs=(function,)) as pool:
-            for index, result in pool.imap_unordered(_run, ((index, paths[index]) for index in todo), chunksize=1):
-                pending[index] = result
-                yield from release()
+        lost = failed or _raise_lost
+        for index, outcome in _run_in_workers(function, paths, todo, min(jobs, len(todo)), seconds):
+            pending[index] = lost(paths[index], outcome.reason) if isinstance(outcome, _Lost) else outcome
+            yield from release()
     yield from release()
+
+
+class WorkerLost(Exception):
+    """A file whose worker died or overran its deadline, where the caller gave no ``failed``."""
+
+
+class _Lost:
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def _raise_lost(path: str, reason: str) -> object:
+    raise WorkerLost(f"{path}: {reason}")
+
+
+class _Worker:
+    """One worker process and the task it holds (None when idle)."""
+
+    def __init__(self, function: Callable[[str], object]) -> None:
+        context = _context()
+        self.connection, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(function, child), daemon=True)
+        self.process.start()
+        child.close()
+        self.task: Optional[int] = None
+        self.started = 0.0
+
+    def give(self, index: int, path: str) -> None:
+        self.task, self.started = index, time.monotonic()
+        self.connection.send((index, path))
+
+    def stop(self) -> None:
+        self.connection.close()
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+
+
+def _run_in_workers(
+    function: Callable[[str], object], paths: Sequence[str], todo: list[int], jobs: int, seconds: Optional[float]
+) -> Iterator[tuple[int, object]]:
+    """``(index, result or _Lost)`` for each of ``todo``, in the order they finish."""
+    queue = deque(todo)
+    workers = [_Worker(function) for _ in range(jobs)]
+    try:
+        while True:
+            for worker in workers:
+                if worker.task is None and queue:
+                    index = queue.popleft()
+                    worker.give(index, paths[index])
+            busy = [worker for worker in workers if worker.task is not None]
+            if not busy:
+                return
+            timeout = None
+            if seconds is not None:
+                timeout = max(0.0, min(worker.started + seconds for worker in busy) - time.monotonic())
+            ready = set(wait([w.connection for w in busy] + [w.process.sentinel for w in busy], timeout))
+            for slot, worker in enumerate(workers):
+                if worker.task is None:
+                    continue
+                index = worker.task
+                if worker.connection in ready:
+                    try:
+                        done, result = worker.connection.recv()
+                    except (EOFError, OSError):
+                        pass  # died while answering: its sentinel says how
+                    else:
+                        worker.task = None
+                        yield done, result
+                        continue
+                lost = None
+                if worker.process.sentinel in ready or not worker.process.is_alive():
+                    worker.process.join()
+                    lost = _Lost(_death(worker.process.exitcode))
+                elif seconds is not None and time.monotonic() - worker.started >= seconds:
+                    lost = _Lost(f"too complex to check (took more than {seconds:g} s)")
+                if lost is not None:
+                    worker.stop()
+                    workers[slot] = _Worker(function)
+                    yield index, lost
+    finally:
+        for worker in workers:
+            worker.stop()
+
+
+def _death(exitcode: Optional[int]) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"the worker checking this file crashed ({name}); please report it"
+    return f"the worker checking this file exited (status {exitcode}); please report it"
+
+
+def _serve(function: Callable[[str], object], connection: Connection) -> None:
+    """A worker's life: check the files it is handed, one at a time, until the pipe closes."""
+    _initialize(function)
+    while True:
+        try:
+            index, path = connection.recv()
+        except (EOFError, OSError):
+            return
+        connection.send(_run((index, path)))
 
 
 def _size(path: str) -> int:

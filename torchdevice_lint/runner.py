@@ -134,6 +134,11 @@ def _read(path: str, notebook: bool = False) -> bytes:
         return handle.read()
 
 
+#: How long past a file's budget its worker process is given before it is killed (the worker
+#: stops the file itself at the budget; this covers a native call that cannot be interrupted).
+WORKER_GRACE_SECONDS = 5.0
+
+
 class FileJob:
     """``process_file`` with fixed options, as a picklable callable for worker processes.
 
@@ -181,6 +186,10 @@ class FileJob:
             if not outcome:
                 result.original = b""
         return result
+
+    def failed(self, path: str, reason: str) -> FileResult:
+        """The result of a file whose worker process died or overran its deadline."""
+        return FileResult(path, error=reason)
 
     def __call__(self, path: str, name: Optional[str] = None) -> FileResult:
         shown = name or path
