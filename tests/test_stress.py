@@ -304,4 +304,4 @@ def test_cells_ipython_accepts_parse(tmp_path):
         "model = Net().cuda()\n",
     ))
     result = run("--output-format", "concise", "nb.ipynb", cwd=tmp_path)
-    assert "error" not in result.stderr and "nb.ipynb:cell_4:1:9: TDL001" in result.stdout
+    assert ": error:" not in result.stderr and "nb.ipynb:cell_4:1:9: TDL001" in result.stdout
