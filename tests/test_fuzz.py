@@ -9,7 +9,9 @@ Three sources of programs:
   comprehensions, decorators, nested classes, walrus, ``match``, ``async``, ``global`` /
   ``nonlocal``, star-args, very long and very deep expressions, ...);
 - hypothesis-composed nestings of those contexts, written with varied line endings,
-  indentation, byte-order marks and final newlines.
+  indentation, byte-order marks and final newlines;
+- expressions nested up to past the depth budget (brackets, calls, operators, lambdas,
+  conditionals), checked under the guard the CLI uses.
 
 Every program goes through `check_invariants`.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 import collections
 import re
 import warnings
+from dataclasses import dataclass
 
 import hypothesmith
 import libcst as cst
@@ -27,6 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from torchdevice_lint.engine import Linter, Settings, SourceError
+from torchdevice_lint.guard import Budget, TooComplex, within_budget
 
 #: Generated programs are valid but often odd (``"a"()``): Python warns when it compiles them.
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
@@ -75,7 +79,7 @@ def _compiles(source: bytes) -> bool:
         warnings.simplefilter("ignore")
         try:
             compile(source, "<source>", "exec", dont_inherit=True)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # deep nesting: the compiler's own limits
             return False
     return True
 
@@ -253,3 +257,80 @@ def test_composed_programs_in_every_byte_format(case):
     if how == "tabs" and "  " in program.replace("    ", ""):
         return  # mixing tabs into two-space indentation is not valid Python
     check_invariants(source)
+
+
+# ------------------------------------------------------------------ deep nesting
+@dataclass(frozen=True)
+class Level:
+    """One level of nesting around an expression, and what it may wrap without parentheses.
+
+    Looseness orders how weakly an expression's top binds: 0 an atom or bracket, 1 a unary
+    minus, 2 a sum, 3 ``not``, 4 ``or``, 5 a lambda or conditional expression.
+    """
+
+    opening: str
+    closing: str = ""
+    wraps_up_to: int = 5
+    looseness: int = 0
+
+    @property
+    def is_bracket(self) -> bool:
+        return self.looseness == 0
+
+
+LEVELS = [
+    Level("(", ")"),
+    Level("f(", ")"),
+    Level("[", "]"),
+    Level("{'k': ", "}"),
+    Level("t[", "]"),
+    Level("-", wraps_up_to=1, looseness=1),
+    Level("a + ", wraps_up_to=2, looseness=2),
+    Level("not ", wraps_up_to=3, looseness=3),
+    Level("b or ", wraps_up_to=4, looseness=4),
+    Level("lambda: ", looseness=5),
+    Level("c if d else ", looseness=5),
+]
+#: Python's tokenizer refuses 200 nested brackets: stay under it so that deep files stay valid.
+MAX_BRACKETS = 150
+#: Innermost expressions with a device bug, so that the rules walk all the way down.
+CORES = ["torch.zeros(3).cuda()", "torch.arange(n)", "x.to(device)", "torch.cuda.FloatTensor(2)"]
+DEEP_BUDGET = Budget(seconds=60.0)
+
+
+@st.composite
+def deeply_nested_programs(draw):
+    """A valid expression nested up to past the depth budget, mixing every kind of level."""
+    limit = DEEP_BUDGET.depth
+    depth = draw(st.one_of(st.integers(1, 100), st.integers(100, limit), st.integers(limit - 50, limit + 300)))
+    chooser = draw(st.randoms(use_true_random=False))
+    expression, looseness, brackets = draw(st.sampled_from(CORES)), 0, 0
+    for _ in range(depth):
+        level = chooser.choice(
+            [
+                level
+                for level in LEVELS
+                if level.wraps_up_to >= looseness and (not level.is_bracket or brackets < MAX_BRACKETS)
+            ]
+        )
+        expression = f"{level.opening}{expression}{level.closing}"
+        looseness, brackets = level.looseness, brackets + level.is_bracket
+    if draw(st.booleans()):
+        return HEADER + f"class M(nn.Module):\n    def forward(self, x):\n        return {expression}\n"
+    return HEADER + f"y = {expression}\n"
+
+
+@pytest.mark.filterwarnings("ignore:The recursion limit will not be reset")  # the guard raises it for good
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(deeply_nested_programs())
+def test_deep_nesting_is_checked_or_refused_in_one_line(program):
+    """Past the budget a file is refused with one line; within it, every invariant holds.
+
+    The work runs under the same guard as the CLI and the flake8 plugin: a stack overflow
+    here would end the test process, which is the failure this test exists to catch.
+    """
+    source = program.encode()
+    try:
+        within_budget(source, lambda: check_invariants(source), DEEP_BUDGET)
+    except TooComplex as refusal:
+        assert "\n" not in str(refusal) and str(refusal).startswith("too complex to check (")
