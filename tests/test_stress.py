@@ -4,6 +4,7 @@ by both front ends, and diff headers and messages read the same everywhere."""
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import re
@@ -183,15 +184,19 @@ def test_an_empty_notebook_is_named_in_plain_words(tmp_path):
     assert "empty.ipynb: error: not a valid notebook (JSON): the file is empty" in result.stderr
 
 
-def test_a_version_3_notebook_is_checked(tmp_path):
-    cells = [
+#: Version 3 keeps its cells under ``worksheets``, code in ``input``.
+V3_NOTEBOOK = json.dumps({
+    "metadata": {"name": ""}, "nbformat": 3, "nbformat_minor": 0,
+    "worksheets": [{"metadata": {}, "cells": [
         {"cell_type": "markdown", "metadata": {}, "source": ["# Title"]},
         {"cell_type": "code", "collapsed": False, "input": ["import torch\n", "model = Net().cuda()"],
          "language": "python", "metadata": {}, "outputs": []},
-    ]
-    document = {"metadata": {"name": ""}, "nbformat": 3, "nbformat_minor": 0,
-                "worksheets": [{"cells": cells, "metadata": {}}]}
-    (tmp_path / "old.ipynb").write_text(json.dumps(document))
+    ]}],
+}).encode()
+
+
+def test_a_version_3_notebook_is_checked(tmp_path):
+    (tmp_path / "old.ipynb").write_bytes(V3_NOTEBOOK)
     assert "old.ipynb:cell_2:2:9: TDL001" in run("--output-format", "concise", "old.ipynb", cwd=tmp_path).stdout
 
 
@@ -228,29 +233,76 @@ def test_an_unreadable_file_raises_whatever_its_text(name):
         Linter().lint(BAD_FILES[name])
 
 
+def hostile_folder(folder: Path) -> dict[str, bytes]:
+    """Every input of the stress run beside the older bad-input cases; returns the plain files."""
+    folder.mkdir()
+    files = {
+        **BAD_FILES,
+        "good.py": TWO_RULES.encode(),
+        "syntax.py": b"import torch\ndef f(:\n    x.cuda()\n",
+        "empty.ipynb": b"",
+        "broken_cell.ipynb": notebook("import torch\n", "def broken(:\n", "model = Net().cuda()\n"),
+        "old.ipynb": V3_NOTEBOOK,
+    }
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    (folder / "loop.py").symlink_to(folder / "loop.py")
+    (folder / "twin.py").symlink_to(folder / "good.py")  # the same file reached twice
+    return files
+
+
+#: One error line each, in every mode and at any -j (the notebook's names its broken cell).
+HOSTILE_ERRORS = sorted(
+    ["missing.py", "loop.py", "syntax.py", "empty.ipynb", "broken_cell.ipynb", *BAD_FILES]
+)
+FIXABLE = {"good.py", "broken_cell.ipynb", "old.ipynb"}
+
+
 @pytest.mark.parametrize("mode", [[], ["--fix"], ["--diff"]])
+def test_hostile_folder_one_line_per_bad_file_same_at_any_jobs(tmp_path, mode):
+    reports = {}
+    for jobs in ("1", "2"):
+        folder = tmp_path / f"jobs{jobs}"
+        files = hostile_folder(folder)
+        result = run("-j", jobs, *mode, ".", "missing.py", cwd=folder)
+        errors = [line for line in result.stderr.splitlines() if ": error: " in line]
+        assert sorted(Path(line.split(": error: ")[0]).name for line in errors) == HOSTILE_ERRORS
+        assert "missing.py: error: no such file or directory" in errors
+        assert "Traceback" not in result.stderr and result.returncode == 2
+        changed = {name for name, data in files.items() if (folder / name).read_bytes() != data}
+        assert changed == (FIXABLE if mode == ["--fix"] else set())
+        assert (folder / "twin.py").is_symlink() and sorted(os.listdir(folder)) == sorted([*files, "loop.py", "twin.py"])
+        assert "twin.py" not in result.stdout  # checked once, by real path
+        summary = re.sub(r" in [0-9.]+s$", "", result.stderr.splitlines()[-1])
+        reports[jobs] = (result.stdout, errors, summary)
+    assert reports["1"] == reports["2"]
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_hostile_folder_one_line_per_bad_file_exit_2_nothing_changed(tmp_path, mode, jobs):
-    for name, data in BAD_FILES.items():
-        (tmp_path / name).write_bytes(data)
-    (tmp_path / "loop.py").symlink_to(tmp_path / "loop.py")
-    result = run("-j", jobs, *mode, ".", "missing.py", cwd=tmp_path)
-    errors = [line for line in result.stderr.splitlines() if ": error: " in line]
-    assert sorted(line.split(":")[0] for line in errors) == sorted(["missing.py", "./loop.py", *(f"./{n}" for n in BAD_FILES)])
-    assert "missing.py: error: no such file or directory" in errors
-    assert "Traceback" not in result.stderr
-    assert result.returncode == 2
-    assert {name: (tmp_path / name).read_bytes() for name in BAD_FILES} == BAD_FILES
-    assert sorted(os.listdir(tmp_path)) == sorted([*BAD_FILES, "loop.py"])
+def test_flake8_gives_one_line_per_bad_file_of_the_hostile_folder(tmp_path, jobs):
+    hostile_folder(tmp_path / "src")
+    flake8 = subprocess.run(
+        [sys.executable, "-m", "flake8", "--isolated", "--select", "TDL,E9", "-j", jobs, "."],
+        cwd=tmp_path / "src", capture_output=True, text=True, timeout=120,
+    )
+    assert "Traceback" not in flake8.stderr and flake8.returncode == 1, flake8.stderr
+    lines = collections.defaultdict(list)
+    for line in flake8.stdout.splitlines():
+        path, _, _, message = line.split(":", 3)
+        lines[Path(path).name].append(message.split()[0])
+    bad = {"binary.py", "cookie.py", "latin.py", "loop.py", "syntax.py", "utf16.py"}
+    assert {name: len(codes) for name, codes in lines.items() if name in bad} == dict.fromkeys(bad, 1)
+    assert lines["cookie.py"] == lines["latin.py"] == ["TDL999"]  # undecodable: named as torchdevice-fix names it
+    assert lines["good.py"] == ["TDL001"]
 
 
-def test_flake8_reports_nothing_of_ours_on_a_file_the_cli_cannot_decode(tmp_path):
+def test_flake8_names_a_file_the_cli_cannot_decode_and_checks_nothing_in_it(tmp_path):
     (tmp_path / "cookie.py").write_bytes(BAD_FILES["cookie.py"])
     flake8 = subprocess.run(
         [sys.executable, "-m", "flake8", "--select", "TDL", "cookie.py"], cwd=tmp_path, capture_output=True, text=True
     )
-    assert "TDL" not in flake8.stdout
-    assert "cannot decode" in run("cookie.py", cwd=tmp_path).stderr
+    assert flake8.stdout.splitlines() == ["cookie.py:1:1: TDL999 cannot decode: unknown encoding: klingon"]
+    assert "cookie.py: error: cannot decode: unknown encoding: klingon" in run("cookie.py", cwd=tmp_path).stderr
 
 
 # ------------------------------------------ 7. --select TDL and preview, both front ends

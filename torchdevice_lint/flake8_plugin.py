@@ -20,8 +20,10 @@ read from stdin is judged alone.
 
 A file past its budget (generated code nested thousands of levels deep, or one that takes
 longer than the timeout) gets one ``TDL999 too complex to check (...)`` at line 1 instead of
-the checks, so flake8 goes on with the other files and exits 1. ``--select TDL`` shows it;
-``--extend-ignore TDL999`` hides it.
+the checks, so flake8 goes on with the other files and exits 1. So does a file Python cannot
+decode that flake8 reads anyway as Latin-1 (``TDL999 cannot decode: ...``, as
+``torchdevice-fix`` names it); one with NUL bytes is flake8's own E999. ``--select TDL``
+shows TDL999; ``--extend-ignore TDL999`` hides it.
 
 A ``# noqa`` anywhere on a multi-line statement covers all of it, as in ``torchdevice-fix``
 (flake8 alone only joins the lines of strings and backslash continuations); flake8's
@@ -50,7 +52,8 @@ from torchdevice_lint.rules import ALL_RULES
 from torchdevice_lint.guard import Budget, TooComplex, within_budget
 
 #: The code of the one line a file past its budget gets.
-TOO_COMPLEX = "TDL999"
+#: A file not checked, with the reason: past its budget, or not decodable as Python source.
+NOT_CHECKED = "TDL999"
 
 
 class TorchDevicePlugin:
@@ -147,12 +150,17 @@ class TorchDevicePlugin:
 
         try:
             self._check_decodable()
+        except SourceError as error:
+            if "\x00" not in source:  # with NUL bytes flake8 fails the file itself (E999)
+                yield 1, 0, f"{NOT_CHECKED} {error}", type(self)
+            return
+        try:
             findings = within_budget(source, check, self.budget)
         except SourceError:
             return  # flake8 reports syntax errors itself (E999)
         except (TooComplex, RecursionError) as error:
             reason = error if isinstance(error, TooComplex) else TooComplex("nested too deeply to analyse")
-            yield 1, 0, f"{TOO_COMPLEX} {reason}", type(self)
+            yield 1, 0, f"{NOT_CHECKED} {reason}", type(self)
             return
         for finding in findings:
             yield finding.line, finding.column, f"{finding.code} {finding.message}", type(self)
