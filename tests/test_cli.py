@@ -126,3 +126,13 @@ def test_explain_prints_rule_docs(capsys):
 
 def test_no_paths_is_a_usage_error(capsys):
     assert main([]) == 2
+
+
+def test_paths_print_without_a_leading_dot_slash(project, capsys, monkeypatch):
+    monkeypatch.chdir(project)
+    for given in (".", "./", "./buggy.py", "././pkg"):
+        main(["--quiet", "--output-format", "concise", given])
+        lines = capsys.readouterr().out.splitlines()
+        assert lines and not any(line.startswith(".") for line in lines), (given, lines)
+    main(["--quiet", "--output-format", "concise", "."])
+    assert [line.split(":")[0] for line in capsys.readouterr().out.splitlines()] == ["buggy.py", "pkg/nested.py"]

@@ -231,13 +231,32 @@ def test_statistics_count_per_code_with_fixability(project, capsys):
     code, out, _ = run(capsys, "--statistics", "--select", "TDL001,TDL002", "src")
     assert code == 1
     assert out.splitlines() == [
-        "     3  TDL001  cuda-call                3 fixable (1 safe, 2 unsafe)",
-        "     1  TDL002  cuda-literal             1 fixable (1 unsafe)",
+        "3  TDL001  cuda-call     3 fixable (1 safe, 2 unsafe)",
+        "1  TDL002  cuda-literal  1 fixable (1 unsafe)",
     ]
     _, out, _ = run(capsys, "--statistics", "--select", "TDL001,TDL002", "--output-format", "json", "src")
     assert json.loads(out)[0] == {
         "code": "TDL001", "name": "cuda-call", "count": 3, "fixable": 3, "safe_fixes": 1, "unsafe_fixes": 2,
     }
+
+
+def test_statistics_columns_line_up_whatever_the_widths(project, capsys):
+    # TDL005's name is the longest (25 characters) and ten findings need a two-digit count.
+    (project / "src" / "load.py").write_text("import torch\nstate = torch.load('m.pt')\n" + "x = y.cuda()\n" * 10)
+    _, out, _ = run(capsys, "--statistics", "--select", "TDL001,TDL005", "src")
+    rows = out.splitlines()
+    assert [row.split()[:3] for row in rows] == [["11", "TDL001", "cuda-call"], ["1", "TDL005", "load-without-map-location"]]
+    for column in ("TDL", rows[1].split()[2]):
+        starts = {row.index(row.split()[1] if column == "TDL" else row.split()[2]) for row in rows}
+        assert len(starts) == 1, rows
+    fixability = {len(row) - len(row.split("  ")[-1].lstrip()) for row in rows}
+    assert len(fixability) == 1, rows
+
+
+def test_statistics_without_a_path_checks_the_current_directory(project, capsys):
+    code, out, _ = run(capsys, "--statistics")  # like `ruff check --statistics`
+    assert code == 1
+    assert [row.split()[:2] for row in out.splitlines()] == [["2", "TDL001"], ["1", "TDL002"]]
 
 
 # --------------------------------------------------------------------- color

@@ -143,6 +143,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     if args.explain:
         return explain(args.explain)
+    if not args.paths and args.statistics:
+        args.paths = ["."]  # like `ruff check --statistics`: a summary of the project here
     if not args.paths:
         build_parser().print_usage(sys.stderr)
         print("torchdevice-fix: error: give at least one path, or '-' for stdin", file=sys.stderr)

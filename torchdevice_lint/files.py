@@ -209,4 +209,11 @@ def iter_python_files(paths: Sequence[str], config: Optional["Config"] = None) -
             real = os.path.realpath(candidate)
             if real not in seen:
                 seen.add(real)
-                yield candidate
+                yield without_dot_prefix(candidate)
+
+
+def without_dot_prefix(path: str) -> str:
+    """``x.py`` for ``./x.py``: the spelling Ruff and a user's editor use for the same file."""
+    while path.startswith("./") and len(path) > 2:
+        path = path[2:].lstrip("/")
+    return path

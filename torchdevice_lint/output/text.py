@@ -108,23 +108,29 @@ def statistics(entries: Iterable["Entry"]) -> list[dict]:
 
 
 def format_statistics(rows: list[dict], as_json: bool = False) -> str:
+    """One row per code, each column as wide as its widest cell, so the columns line up."""
     if as_json:
         return json.dumps(rows, indent=2) + "\n"
-    lines = []
-    for row in rows:
-        if row["fixable"] == row["count"] and not row["unsafe_fixes"]:
-            fixability = "[*] all fixable"
-        elif row["fixable"]:
-            parts = []
-            if row["safe_fixes"]:
-                parts.append(f"{row['safe_fixes']} safe")
-            if row["unsafe_fixes"]:
-                parts.append(f"{row['unsafe_fixes']} unsafe")
-            fixability = f"{row['fixable']} fixable ({', '.join(parts)})"
-        else:
-            fixability = "no fix"
-        lines.append(f"{row['count']:>6}  {row['code']}  {row['name']:<24} {fixability}")
+    count_width = max((len(str(row["count"])) for row in rows), default=0)
+    name_width = max((len(row["name"]) for row in rows), default=0)
+    lines = [
+        f"{row['count']:>{count_width}}  {row['code']}  {row['name']:<{name_width}}  {_fixability(row)}"
+        for row in rows
+    ]
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _fixability(row: dict) -> str:
+    if row["fixable"] == row["count"] and not row["unsafe_fixes"]:
+        return "[*] all fixable"
+    if not row["fixable"]:
+        return "no fix"
+    parts = []
+    if row["safe_fixes"]:
+        parts.append(f"{row['safe_fixes']} safe")
+    if row["unsafe_fixes"]:
+        parts.append(f"{row['unsafe_fixes']} unsafe")
+    return f"{row['fixable']} fixable ({', '.join(parts)})"
 
 
 def unified_diff(path: str, before: bytes, after: bytes, color: bool = False) -> str:
