@@ -102,7 +102,9 @@ def child_main(mode: str, list_file: str) -> int:
         ProjectIndex.build(paths)
     elif mode == "engine":
         from torchdevice_lint.analysis.project import ProjectIndex
-        from torchdevice_lint.engine import Linter, Settings, SourceError
+        from torchdevice_lint.engine import Linter
+        from torchdevice_lint.parsing import SourceError
+        from torchdevice_lint.settings import Settings
 
         linter = Linter(Settings())
         project = ProjectIndex.build(paths)  # what the CLI builds once per run
@@ -135,7 +137,7 @@ def child_main(mode: str, list_file: str) -> int:
 
 
 def _default_settings(name: str):
-    from torchdevice_lint.engine import Settings
+    from torchdevice_lint.settings import Settings
 
     return Settings()
 

@@ -24,11 +24,13 @@ from typing import Optional
 
 import libcst as cst
 
-from torchdevice_lint.engine import Linter, Settings, SourceError
+from torchdevice_lint.engine import Linter
 from torchdevice_lint.files import MissingPath, iter_python_files
 from torchdevice_lint.findings import Finding
 from torchdevice_lint.notebook import Notebook, fix_notebook, is_notebook, lint_notebook
 from torchdevice_lint.parallel import map_in_order
+from torchdevice_lint.parsing import SourceError
+from torchdevice_lint.settings import Settings
 
 _LINE = re.compile(rb"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
 

@@ -32,8 +32,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
-from torchdevice_lint.engine import Linter, Settings, SourceError
+from torchdevice_lint.engine import Linter
 from torchdevice_lint.findings import Finding
+from torchdevice_lint.parsing import SourceError
+from torchdevice_lint.settings import Settings
 
 #: A commit message about device placement (matched case-insensitively).
 DEVICE_MESSAGE = r"device|cuda|gpu|cpu"

@@ -239,7 +239,7 @@ import sys
 
 import libcst as cst
 
-import torchdevice_lint.engine as engine
+import torchdevice_lint.settings as engine
 from torchdevice_lint.rule import Rule
 
 

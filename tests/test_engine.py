@@ -4,7 +4,7 @@ import libcst as cst
 import pytest
 
 from torchdevice_lint import Settings, fix_source, lint_source
-from torchdevice_lint.engine import SourceError
+from torchdevice_lint.parsing import SourceError
 from torchdevice_lint.rules import ALL_RULES
 
 

@@ -29,8 +29,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from torchdevice_lint.engine import Linter, Settings, SourceError
+from torchdevice_lint.engine import Linter
 from torchdevice_lint.guard import Budget, TooComplex, within_budget
+from torchdevice_lint.parsing import SourceError
+from torchdevice_lint.settings import Settings
 
 #: Generated programs are valid but often odd (``"a"()``): Python warns when it compiles them.
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")

@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.test_fuzz import check_invariants
-from torchdevice_lint.engine import Linter, Settings, SourceError
+from torchdevice_lint.engine import Linter
+from torchdevice_lint.parsing import SourceError
+from torchdevice_lint.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "torchdevice_lint.cli"]

@@ -19,8 +19,11 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from torchdevice_lint.engine import FixResult, Linter, Settings, SourceError, fix_source, lint_source
+    from torchdevice_lint.api import fix_source, lint_source
+    from torchdevice_lint.engine import FixResult, Linter
     from torchdevice_lint.findings import Finding, Safety
+    from torchdevice_lint.parsing import SourceError
+    from torchdevice_lint.settings import Settings
 
 #: Where each public name lives. Loaded on first use: pytest imports this package for the
 #: verifier's plugin in every test run of every project that installs it, and that must not
@@ -28,10 +31,10 @@ if TYPE_CHECKING:
 _PUBLIC = {
     "FixResult": "engine",
     "Linter": "engine",
-    "Settings": "engine",
-    "SourceError": "engine",
-    "fix_source": "engine",
-    "lint_source": "engine",
+    "Settings": "settings",
+    "SourceError": "parsing",
+    "fix_source": "api",
+    "lint_source": "api",
     "Finding": "findings",
     "Safety": "findings",
 }

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from torchdevice_lint.engine import Settings
+from torchdevice_lint.settings import DEVICE_STYLES, Settings
 from torchdevice_lint.guard import Budget
 from torchdevice_lint.rules import ALL_RULES
 
@@ -26,7 +26,6 @@ else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
 
 TABLE = "torchdevice-lint"
-DEVICE_STYLES = ("cuda", "accelerator")
 
 #: Folders and files never worth checking (flake8's and Ruff's defaults); ``exclude`` replaces
 #: this list, ``extend-exclude`` adds to it.

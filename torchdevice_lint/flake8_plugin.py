@@ -47,9 +47,11 @@ from torchdevice_lint.config import (
     check_file_timeout,
     check_max_nesting,
 )
-from torchdevice_lint.engine import Settings, SourceError, check_decodable, lint_source
+from torchdevice_lint.api import lint_source
 from torchdevice_lint.rules import ALL_RULES
 from torchdevice_lint.guard import Budget, TooComplex, within_budget
+from torchdevice_lint.parsing import SourceError, check_decodable
+from torchdevice_lint.settings import Settings
 
 #: The code of the one line a file past its budget gets.
 #: A file not checked, with the reason: past its budget, or not decodable as Python source.

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from json.decoder import scanstring
 from typing import TYPE_CHECKING, Optional
 
-from torchdevice_lint.engine import SourceError, parse
+from torchdevice_lint.parsing import SourceError, parse
 from torchdevice_lint.findings import Finding
 
 if TYPE_CHECKING:

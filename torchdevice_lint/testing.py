@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from torchdevice_lint.engine import Settings, fix_source, lint_source
+from torchdevice_lint.api import fix_source, lint_source
 from torchdevice_lint.rule import Invalid, Rule
+from torchdevice_lint.settings import Settings
 
 
 def example_cases(rules) -> Iterator[tuple[str, type[Rule], object]]:

@@ -1,0 +1,81 @@
+"""Source text in, a LibCST module out: every way a file can fail to parse becomes one `SourceError` line."""
+
+from __future__ import annotations
+
+import ast
+import codecs
+import io
+import re
+import textwrap
+import tokenize
+import warnings
+from typing import Union
+
+import libcst as cst
+
+#: A file's contents as the API takes them: text, or raw bytes (which honour a coding line and a BOM).
+Source = Union[str, bytes]
+
+#: Physical lines with their endings, as LibCST counts them (``splitlines`` also splits at form feeds).
+LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
+BYTE_LINE = re.compile(rb"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
+
+
+class SourceError(Exception):
+    """A file that cannot be linted: the message is one line, fit for a report."""
+
+
+
+#: Byte order marks of encodings Python never reads source in (it would stop at the first line).
+_FOREIGN_BOMS = {
+    codecs.BOM_UTF32_LE: "UTF-32",
+    codecs.BOM_UTF32_BE: "UTF-32",
+    codecs.BOM_UTF16_LE: "UTF-16",
+    codecs.BOM_UTF16_BE: "UTF-16",
+}
+
+
+def check_decodable(source: Source) -> None:
+    """Raise a one-line `SourceError` for bytes Python cannot read as source, whatever text they
+    hold, so that such a file is named rather than skipped for lack of ``torch`` in it."""
+    if not isinstance(source, bytes):
+        return
+    for bom, encoding in _FOREIGN_BOMS.items():
+        if source.startswith(bom):
+            raise SourceError(f"cannot decode: {encoding} text (Python reads source as UTF-8 or its coding line's encoding)")
+    if b"\x00" in source:
+        raise SourceError("binary file (contains NUL bytes)")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        source.decode(encoding)
+    except (UnicodeDecodeError, LookupError, SyntaxError) as error:
+        raise SourceError(f"cannot decode: {error}") from None
+
+
+def parse(source: Source) -> cst.Module:
+    """Parse, turning every failure into a one-line `SourceError`."""
+    check_decodable(source)
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as error:
+        raise SourceError(_syntax_error(source, error)) from None
+    except (UnicodeDecodeError, LookupError, SyntaxError) as error:
+        raise SourceError(f"cannot decode: {error}") from None
+    except RecursionError:
+        raise SourceError("too deeply nested to parse") from None
+
+
+def _syntax_error(source: Source, error: cst.ParserSyntaxError) -> str:
+    """One line: Python's own diagnosis (clearer than LibCST's list of expected tokens)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, "<file>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as python:
+        return f"syntax error at line {python.lineno}, column {python.offset}: {python.msg}"
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    else:  # valid Python that this LibCST cannot read (newer syntax, for one)
+        detail = error.message.removeprefix("parser error: ")
+        return f"LibCST cannot parse this file (Python can): {textwrap.shorten(detail, 100)}"
+    return f"syntax error at line {error.raw_line}, column {error.raw_column + 1}"

@@ -1,0 +1,48 @@
+"""Which rules run and how fixes are written: the `Settings` every front end hands the engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from torchdevice_lint.rule import Rule
+from torchdevice_lint.rules import ALL_RULES
+
+#: How a fix may spell a new device binding (``--device-style``).
+DEVICE_STYLES = ("cuda", "accelerator")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Which rules run and how fixes are written; `torchdevice_lint.config` builds one from a pyproject.
+
+    ``select`` and ``ignore`` take codes or prefixes (``TDL``, ``TDL00``, ``TDL001``); where both
+    match a rule, the longer prefix wins, and a tie goes to ``ignore``. A preview rule runs with
+    ``preview`` or when ``select`` names its full code.
+    """
+
+    #: Code prefixes to enable; None means every rule that is on by default.
+    select: Optional[tuple[str, ...]] = None
+    ignore: tuple[str, ...] = ()
+    #: Turn on rules still in preview.
+    preview: bool = False
+    #: How a fix spells a new device binding: ``cuda`` or ``accelerator``.
+    device_style: str = "cuda"
+    #: Name of the module-level variable a fix binds (None: ``device``, or a free variant).
+    device_name: Optional[str] = None
+
+    def enabled_rules(self) -> list[type[Rule]]:
+        return [rule for rule in ALL_RULES if self.is_enabled(rule)]
+
+    def is_enabled(self, rule: type[Rule]) -> bool:
+        selected = _longest_prefix(rule.code, self.select or ("TDL",))
+        ignored = _longest_prefix(rule.code, self.ignore)
+        if selected is None or (ignored is not None and len(ignored) >= len(selected)):
+            return False
+        # A prefix (TDL, TDL01) never turns a preview rule on, in flake8 as here; its full code does.
+        return not rule.preview or self.preview or rule.code in {code.strip().upper() for code in self.select or ()}
+
+
+def _longest_prefix(code: str, prefixes: Sequence[str]) -> Optional[str]:
+    matching = [prefix for prefix in prefixes if code.startswith(prefix.strip().upper())]
+    return max(matching, key=len) if matching else None
