@@ -50,7 +50,7 @@ def test_cached_run_gives_the_same_output_as_an_uncached_one(project, cache_dir,
     warm = run(capsys, project)
     assert uncached == cold == warm
     assert warm[0] == 2  # broken.py is an error, answered from the cache too
-    assert "broken.py: error: syntax error" in warm[2]
+    assert "broken.py:2:7: error: syntax error: invalid syntax" in warm[2]
     assert "TDL001" in warm[1]
 
 

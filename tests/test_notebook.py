@@ -226,7 +226,7 @@ def test_bad_notebooks_are_one_line_errors(tmp_path, capsys):
     errors = captured.err.splitlines()
     assert len(errors) == 2
     assert "a_broken.ipynb: error: not a valid notebook (JSON)" in errors[0]
-    assert "b_syntax.ipynb: error: cell 2: syntax error at line " in errors[1]
+    assert "b_syntax.ipynb:cell_2:1:7: error: syntax error: invalid syntax (the other cells were checked)" in errors[1]
     assert "c_good.ipynb:cell_1:2:5: TDL001" in captured.out
     with pytest.raises(NotebookError):
         Notebook.parse(b"\xff\xfe")

@@ -42,7 +42,7 @@ def test_two_jobs_give_the_output_of_one(project, tmp_path, capsys, cache):
     two = run(capsys, "-j", "2", *cache, project, missing)
     assert one == two
     assert one[0] == 2
-    assert "broken.py: error: syntax error" in one[2]
+    assert "broken.py:2:8: error: syntax error: expected ':'" in one[2]
     assert "missing.py: error: no such file or directory" in one[2]
     assert one[1].count("TDL001") == 13
 

@@ -115,7 +115,7 @@ def bad_project(root):
 
 
 EXPECTED_ERRORS = {
-    "syntax.py": "syntax error at line 2, column 7: invalid syntax",
+    "syntax.py": ":2:7: error: syntax error: invalid syntax",  # flake8's position, for editors
     "undecodable.py": "cannot decode",
     "bad_cookie.py": "cannot decode",
     "binary.py": "binary file",
@@ -135,7 +135,7 @@ def test_bad_input_is_one_line_each_and_the_run_completes(tmp_path, capsys, jobs
     errors = captured.err.splitlines()
     assert len(errors) == len(EXPECTED_ERRORS), errors
     for name, message in EXPECTED_ERRORS.items():
-        [line] = [line for line in errors if line.startswith(f"{root / name}: error: ")]
+        [line] = [line for line in errors if line.startswith(f"{root / name}:")]
         assert message in line
     reported = [line.split(":")[0] for line in captured.out.splitlines()]
     # A folder's files come before its subfolders', as os.walk gives them.

@@ -174,7 +174,7 @@ def test_a_cell_that_does_not_parse_no_longer_hides_the_others(tmp_path):
     path.write_bytes(notebook("import torch\n", "def broken(:\n", "model = Net().cuda()\n"))
     check = run("--output-format", "concise", "nb.ipynb", cwd=tmp_path)
     assert "nb.ipynb:cell_3:1:9: TDL001" in check.stdout
-    assert check.stderr.count("error: cell 2: syntax error") == 1 and check.returncode == 2
+    assert check.stderr.count("nb.ipynb:cell_2:1:12: error: syntax error") == 1 and check.returncode == 2
     run("--fix", "nb.ipynb", cwd=tmp_path)
     cells = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
     assert cells[1] == ["def broken(:\n"] and cells[2][-1] == "model = Net().to(device)\n"

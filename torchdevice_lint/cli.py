@@ -24,7 +24,7 @@ from torchdevice_lint.engine import Linter
 from torchdevice_lint.files import STDIN, MissingPath, describe, iter_python_files
 from torchdevice_lint.notebook import Notebook, NotebookError, is_notebook
 from torchdevice_lint.output import FORMATS, Entry, write_entries
-from torchdevice_lint.output.text import format_statistics, statistics, unified_diff
+from torchdevice_lint.output.text import error_line, format_statistics, statistics, unified_diff
 from torchdevice_lint.progress import Progress, Summary, bar_wanted
 from torchdevice_lint.rules import ALL_RULES
 from torchdevice_lint.cache import CACHE_DIR_ENV, DEFAULT_CACHE_DIR, ResultCache
@@ -310,7 +310,7 @@ class Run:
     def report_error(self, path: str, message: str) -> None:
         self.summary.errors += 1
         self.progress.clear()
-        print(f"{path}: error: {message}", file=sys.stderr)
+        print(error_line(path, message), file=sys.stderr)
 
 
 _LINE_BREAK = re.compile(r"\r\n?|\n")

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from json.decoder import scanstring
 from typing import TYPE_CHECKING, Optional
 
-from torchdevice_lint.parsing import SourceError, parse
+from torchdevice_lint.parsing import LOCATED, SourceError, parse
 from torchdevice_lint.findings import Finding
 
 if TYPE_CHECKING:
@@ -436,6 +436,11 @@ def _locate(findings: list[Finding], starts: dict[int, int]) -> list[Finding]:
 
 
 # ------------------------------------------------------------------ checks
+def cell_message(index: int, message: str) -> str:
+    """``cell_2:1:7: syntax error: ...`` for a located message, as findings name a cell; else ``cell 2: ...``."""
+    return f"cell_{index}:{message}" if LOCATED.match(message) else f"cell {index}: {message}"
+
+
 def _skip_bad_cells(notebook: Notebook, error: SourceError, cell_errors: Optional[list[str]]) -> None:
     """Set aside the cells that do not parse on their own, each named in ``cell_errors``, so
     that the other cells are still checked; without ``cell_errors``, raise for the first one."""
@@ -447,8 +452,8 @@ def _skip_bad_cells(notebook: Notebook, error: SourceError, cell_errors: Optiona
             parse(mask(cell.source, {}))
         except SourceError as cell_error:
             if cell_errors is None:
-                raise NotebookError(f"cell {cell.index}: {cell_error}") from None
-            cell_errors.append(f"cell {cell.index}: {cell_error}")
+                raise NotebookError(cell_message(cell.index, str(cell_error))) from None
+            cell_errors.append(cell_message(cell.index, str(cell_error)))
             cell.skipped = found = True
     if not found:
         raise NotebookError(str(error)) from None

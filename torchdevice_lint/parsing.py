@@ -22,7 +22,12 @@ BYTE_LINE = re.compile(rb"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
 
 
 class SourceError(Exception):
-    """A file that cannot be linted: the message is one line, fit for a report."""
+    """A file that cannot be linted: the message is one line, fit for a report. A message about
+    one place starts with `LOCATED`'s ``line:column: `` (a syntax error)."""
+
+
+#: The start of a message about one place: ``2:24: `` (``cell_2:1:7: `` in a notebook).
+LOCATED = re.compile(r"(?:cell_\d+:)?\d+:\d+: ")
 
 
 
@@ -66,16 +71,17 @@ def parse(source: Source) -> cst.Module:
 
 
 def _syntax_error(source: Source, error: cst.ParserSyntaxError) -> str:
-    """One line: Python's own diagnosis (clearer than LibCST's list of expected tokens)."""
+    """One line: Python's own diagnosis (clearer than LibCST's list of expected tokens), after the
+    ``line:column: `` the report puts behind the path (see `torchdevice_lint.output.text.error_line`)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             compile(source, "<file>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as python:
-        return f"syntax error at line {python.lineno}, column {python.offset}: {python.msg}"
+        return f"{python.lineno}:{python.offset}: syntax error: {python.msg}"
     except (ValueError, RecursionError, MemoryError):
         pass
     else:  # valid Python that this LibCST cannot read (newer syntax, for one)
         detail = error.message.removeprefix("parser error: ")
         return f"LibCST cannot parse this file (Python can): {textwrap.shorten(detail, 100)}"
-    return f"syntax error at line {error.raw_line}, column {error.raw_column + 1}"
+    return f"{error.raw_line}:{error.raw_column + 1}: syntax error"

@@ -8,6 +8,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Iterable
 
 from torchdevice_lint.findings import Finding, Safety
+from torchdevice_lint.parsing import LOCATED
 
 if TYPE_CHECKING:
     from torchdevice_lint.output import Entry
@@ -31,6 +32,15 @@ def format_finding(path: str, finding: Finding) -> str:
     ``[*]`` marks a safe fix and ``[unsafe fix]`` an unsafe one; nothing follows otherwise.
     """
     return f"{path}:{finding.line}:{finding.column + 1}: {finding.code} {finding.message}{fix_marker(finding)}"
+
+
+def error_line(path: str, message: str) -> str:
+    """``path:2:24: error: syntax error: ...`` for a located message (flake8's position, so editors
+    jump to it), ``path: error: ...`` otherwise."""
+    located = LOCATED.match(message)
+    if located is None:
+        return f"{path}: error: {message}"
+    return f"{path}:{located.group(0)}error: {message[located.end():]}"
 
 
 def fix_marker(finding: Finding) -> str:
