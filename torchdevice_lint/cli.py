@@ -20,7 +20,6 @@ from torchdevice_lint.config import (
     check_max_nesting,
     resolve_config,
 )
-from torchdevice_lint.engine import Linter
 from torchdevice_lint.files import STDIN, MissingPath, describe, iter_python_files
 from torchdevice_lint.notebook import Notebook, NotebookError, is_notebook
 from torchdevice_lint.output import FORMATS, Entry, write_entries
@@ -30,9 +29,6 @@ from torchdevice_lint.rules import ALL_RULES
 from torchdevice_lint.cache import CACHE_DIR_ENV, DEFAULT_CACHE_DIR, ResultCache
 from torchdevice_lint.parallel import default_jobs, map_in_order
 from torchdevice_lint.runner import WORKER_GRACE_SECONDS, FileJob, FileResult, write_atomically
-
-#: Kept for callers of the earlier API: what a run did.
-RunSummary = Summary
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -218,9 +214,6 @@ class Run:
         cache = None if (fixing or args.no_cache) else ResultCache()
         #: Checks one file; runs in worker processes with ``-j`` above 1.
         self.job = FileJob(config.settings_for, fixing, args.unsafe_fixes, cache, config.budget())
-
-    def linter_for(self, shown: str) -> Linter:
-        return self.job.linter_for(shown)
 
     def execute(self) -> int:
         paths = list(iter_python_files(self.args.paths, self.config))

@@ -14,7 +14,7 @@ import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from torchdevice_lint.settings import DEVICE_STYLES, Settings
 from torchdevice_lint.guard import Budget
@@ -282,7 +282,3 @@ def _string_list(value: Any, where: str, what: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ConfigError(f"{where}: must be a list of {what} (strings), not {value!r}")
     return tuple(value)
-
-
-def split_codes(text: str) -> Iterable[str]:
-    return (code.strip() for code in text.split(",") if code.strip())

@@ -19,14 +19,6 @@ import pathspec
 if TYPE_CHECKING:
     from torchdevice_lint.config import Config
 
-#: The default folder exclusions, by name (kept for callers of the earlier API).
-DEFAULT_EXCLUDES = frozenset(
-    {
-        ".git", ".hg", ".svn", ".bzr", "CVS", "__pycache__", ".tox", ".nox", ".eggs", ".venv", "venv",
-        "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-    }
-)
-
 #: File name endings a folder walk picks up.
 SOURCE_SUFFIXES = (".py", ".ipynb")
 

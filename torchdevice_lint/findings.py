@@ -64,7 +64,5 @@ class Report:
     code: str
     message: str
     node: cst.CSTNode
-    #: The statements that enclose the node, outermost first (for noqa on any of their lines).
-    statement: Optional[cst.CSTNode]
     fix: Optional[Fix] = None
     top_level_index: int = 0

@@ -56,20 +56,10 @@ class RuleContext:
                 code=rule.code,
                 message=message or rule.message,
                 node=node,
-                statement=self._noqa_scope(),
                 fix=fix,
                 top_level_index=self._top_level_index.get(top_level, 0),
             )
         )
-
-    def _noqa_scope(self) -> Optional[cst.CSTNode]:
-        """The simple statement a noqa comment may sit on, if the node is inside one."""
-        for node in reversed(self.ancestors):
-            if isinstance(node, cst.SimpleStatementLine):
-                return node
-            if isinstance(node, cst.BaseCompoundStatement):
-                return None
-        return None
 
 
 class Rule:

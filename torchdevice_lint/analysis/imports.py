@@ -72,7 +72,3 @@ class ImportTable:
         if full is None:
             return None
         return f"{full}.{rest}" if rest else full
-
-    def torch_reference(self, attribute_path: str) -> str:
-        """Source text naming ``torch.<attribute_path>`` with the file's own alias."""
-        return f"{self.torch_alias or 'torch'}.{attribute_path}"
