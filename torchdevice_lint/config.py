@@ -18,6 +18,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from torchdevice_lint.settings import DEVICE_STYLES, Settings
 from torchdevice_lint.guard import Budget
+from torchdevice_lint.patterns import PatternSet, relative_to_root
 from torchdevice_lint.rules import ALL_RULES
 
 if sys.version_info >= (3, 11):
@@ -92,8 +93,6 @@ class Config:
     def ignored_codes_for(self, path: str) -> tuple[str, ...]:
         if not self.per_file_ignores:
             return ()
-        from torchdevice_lint.files import PatternSet  # files imports this module
-
         relative = relative_to_root(path, self.root)
         codes: list[str] = []
         for pattern, listed in self.per_file_ignores:
@@ -115,20 +114,6 @@ class Config:
         if "select" in given and "ignore" not in given:
             given["ignore"] = ()
         return replace(self, **given)
-
-
-def relative_to_root(path: str, root: Path, fallback: Optional[Path] = None) -> str:
-    """``path`` in POSIX form relative to ``root``; outside it, relative to ``fallback`` (the folder
-    being walked), else just the file's name: folders above the project never match a pattern."""
-    absolute = Path(os.path.realpath(path))
-    for base in (root, fallback):
-        if base is None:
-            continue
-        try:
-            return absolute.relative_to(Path(os.path.realpath(base))).as_posix()
-        except ValueError:
-            continue
-    return absolute.name
 
 
 # ------------------------------------------------------------------ discovery

@@ -9,15 +9,15 @@ A file named on the command line is checked unless ``exclude`` matches it, as in
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
-import pathspec
-
-if TYPE_CHECKING:
-    from torchdevice_lint.config import Config
+from torchdevice_lint.analysis.project import ProjectIndex
+from torchdevice_lint.config import DEFAULT_EXCLUDE, Config
+from torchdevice_lint.patterns import PatternSet, relative_to_root
 
 #: File name endings a folder walk picks up.
 SOURCE_SUFFIXES = (".py", ".ipynb")
@@ -42,25 +42,8 @@ def describe(error: OSError) -> str:
     return text[:1].lower() + text[1:]
 
 
-class PatternSet:
-    """gitignore-style patterns (``build/``, ``*.ipynb``, ``/scripts``, ``!keep.py``) relative to one folder."""
-
-    def __init__(self, patterns: Sequence[str]) -> None:
-        self.spec = pathspec.GitIgnoreSpec.from_lines(patterns)
-
-    def matches(self, relative: str, is_dir: bool = False) -> bool:
-        return self.spec.match_file(relative + "/" if is_dir and not relative.endswith("/") else relative)
-
-    def verdict(self, relative: str, is_dir: bool = False) -> Optional[bool]:
-        """True ignored, False re-included by a ``!`` pattern, None not mentioned."""
-        result = self.spec.check_file(relative + "/" if is_dir and not relative.endswith("/") else relative)
-        return result.include
-
-
 class _Walker:
-    def __init__(self, config: Optional["Config"]) -> None:
-        from torchdevice_lint.config import DEFAULT_EXCLUDE, Config
-
+    def __init__(self, config: Optional[Config]) -> None:
         self.config = config or Config()
         self.root = Path(self.config.root).resolve()
         self.exclude = PatternSet(self.config.exclude_patterns if config is not None else DEFAULT_EXCLUDE)
@@ -71,8 +54,6 @@ class _Walker:
 
     # ------------------------------------------------------------- exclusion
     def excluded(self, path: str, is_dir: bool, top: Optional[Path] = None) -> bool:
-        from torchdevice_lint.config import relative_to_root
-
         relative = relative_to_root(path, self.root, top)
         return relative not in (".", "") and self.exclude.matches(relative, is_dir)
 
@@ -173,7 +154,7 @@ def _remove(path: str) -> None:
         pass
 
 
-def iter_python_files(paths: Sequence[str], config: Optional["Config"] = None) -> Iterator[str | MissingPath]:
+def iter_python_files(paths: Sequence[str], config: Optional[Config] = None) -> Iterator[str | MissingPath]:
     """Each file to check, in a stable order; a `MissingPath` in place of a path that is absent.
 
     Folders yield their ``.py`` and ``.ipynb`` files; a named file is yielded whatever its suffix.
@@ -209,3 +190,9 @@ def without_dot_prefix(path: str) -> str:
     while path.startswith("./") and len(path) > 2:
         path = path[2:].lstrip("/")
     return path
+
+
+@functools.lru_cache(maxsize=16)
+def index_of_project(root: str) -> ProjectIndex:
+    """The index of the project in ``root``, built once per process (the flake8 plugin)."""
+    return ProjectIndex.build(path for path in iter_python_files([root]) if isinstance(path, str))

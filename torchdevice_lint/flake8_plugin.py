@@ -38,7 +38,7 @@ import os
 from typing import Any, ClassVar, Iterator, Optional, Sequence
 
 from torchdevice_lint import __version__
-from torchdevice_lint.analysis.project import ProjectIndex, index_of_project, project_root
+from torchdevice_lint.analysis.project import ProjectIndex, project_root
 from torchdevice_lint.config import (
     DEVICE_STYLES,
     ConfigError,
@@ -48,6 +48,7 @@ from torchdevice_lint.config import (
     check_max_nesting,
 )
 from torchdevice_lint.api import lint_source
+from torchdevice_lint.files import index_of_project
 from torchdevice_lint.rules import ALL_RULES
 from torchdevice_lint.guard import Budget, TooComplex, within_budget
 from torchdevice_lint.parsing import SourceError, check_decodable

@@ -363,14 +363,6 @@ def index_for_run(arguments: Iterable[str], walked: Iterable[str], walk: Callabl
     return ProjectIndex.build(paths)
 
 
-@functools.lru_cache(maxsize=16)
-def index_of_project(root: str) -> ProjectIndex:
-    """The index of the project in ``root``, built once per process (the flake8 plugin)."""
-    from torchdevice_lint.files import iter_python_files
-
-    return ProjectIndex.build(path for path in iter_python_files([root]) if isinstance(path, str))
-
-
 def project_root(path: str) -> str:
     """The folder of the project a lone file belongs to: the nearest one above it holding a
     ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``, else the file's own folder."""

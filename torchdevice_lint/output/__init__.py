@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from typing import Optional, TextIO
 
 from torchdevice_lint.findings import Finding
-from torchdevice_lint.rule import Rule
-from torchdevice_lint.rules import ALL_RULES
 
 FORMATS = ("full", "concise", "json", "sarif", "github")
 
@@ -40,10 +38,6 @@ class Entry:
     @property
     def disk_line(self) -> int:
         return self.file_line if self.file_line is not None else self.finding.line
-
-
-def rule_for(code: str) -> Optional[type[Rule]]:
-    return next((rule for rule in ALL_RULES if rule.code == code), None)
 
 
 def write_entries(entries: list[Entry], output_format: str, stream: TextIO, color: bool = False) -> None:

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, TextIO
 
+from torchdevice_lint.rules import rule_for
+
 if TYPE_CHECKING:
     from torchdevice_lint.output import Entry
 
 
 def as_dict(entry: "Entry") -> dict:
-    from torchdevice_lint.output import rule_for
-
     finding = entry.finding
     rule = rule_for(finding.code)
     return {

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from torchdevice_lint.findings import Finding, Safety
 from torchdevice_lint.parsing import LOCATED
+from torchdevice_lint.rules import rule_for
 
 if TYPE_CHECKING:
     from torchdevice_lint.output import Entry
@@ -89,8 +90,6 @@ def format_full(entry: "Entry", color: bool = False) -> str:
 
 def statistics(entries: Iterable["Entry"]) -> list[dict]:
     """Per code: how many findings, how many with a safe or an unsafe fix (sorted by count)."""
-    from torchdevice_lint.output import rule_for
-
     counts: Counter = Counter()
     safe: Counter = Counter()
     unsafe: Counter = Counter()

@@ -1,5 +1,9 @@
 """Every rule, one module each. Adding a rule means adding a module and listing it here."""
 
+from typing import Optional
+
+from torchdevice_lint.rule import Rule
+
 from torchdevice_lint.rules.tdl001_cuda_call import CudaCall
 from torchdevice_lint.rules.tdl002_cuda_literal import CudaLiteral
 from torchdevice_lint.rules.tdl003_factory_without_device import FactoryWithoutDevice
@@ -30,4 +34,11 @@ ALL_RULES = (
     FactoryMeetsArgument,
 )
 
-__all__ = ["ALL_RULES"]
+
+
+def rule_for(code: str) -> Optional[type[Rule]]:
+    """The rule with this code, if any."""
+    return next((rule for rule in ALL_RULES if rule.code == code), None)
+
+
+__all__ = ["ALL_RULES", "rule_for"]
