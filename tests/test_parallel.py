@@ -5,7 +5,7 @@ import pytest
 from torchdevice_lint import parallel
 from torchdevice_lint.cli import main
 from torchdevice_lint.engine import Linter
-from torchdevice_lint.parallel import default_jobs, map_in_order
+from torchdevice_lint.parallel import default_jobs, map_as_completed, map_in_order
 
 
 @pytest.fixture(autouse=True)
@@ -62,6 +62,32 @@ def test_results_come_back_in_the_order_given(tmp_path):
     assert [path for path, _ in map_in_order(_size_of, paths, 2)] == paths
     assert [result for _, result in map_in_order(_size_of, paths, 2)] == [_size_of(p) for p in paths]
     assert list(map_in_order(_size_of, paths, 1)) == list(map_in_order(_size_of, paths, 3))
+
+
+def test_finished_is_told_as_files_finish_and_as_completed_hands_them_over_then(tmp_path):
+    paths = []
+    for index, size in enumerate([30000, 1, 2, 3, 4, 5]):  # the first file is the slowest to read
+        path = tmp_path / f"{index}.txt"
+        path.write_bytes(b"x" * size)
+        paths.append(str(path))
+    told = []
+    results = map_in_order(_slow_if_large, paths, 2, finished=told.append)
+    first = next(results)
+    # When the first file in path order is released, every other file has finished already.
+    assert first == (paths[0], 30000) and sorted(told) == sorted(paths) and told[-1] == paths[0]
+    assert [path for path, _ in results] == paths[1:]
+    completed = list(map_as_completed(_slow_if_large, paths, 2))
+    assert completed[-1] == (paths[0], 30000) and sorted(completed) == sorted(map_in_order(_size_of, paths, 1))
+    assert list(map_as_completed(_size_of, paths, 1)) == list(map_in_order(_size_of, paths, 1))
+
+
+def _slow_if_large(path):
+    import time
+
+    size = _size_of(path)
+    if size > 1000:
+        time.sleep(1.5)
+    return size
 
 
 def test_answers_ready_in_this_process_start_no_workers(tmp_path, monkeypatch):

@@ -145,3 +145,73 @@ def test_on_a_real_terminal(many_files, ci, quiet, bar):
     assert len(out.splitlines()) == 4 and "\r" not in out  # findings never carry the bar
     assert ("/40 files" in terminal) is bar
     assert ("Checked 40 files" in terminal) is (not quiet)
+
+
+#: Holds the file holding "slow" until the test creates GO_FLAG (or 30 s pass): the test can then
+#: look at the terminal while one file is still being checked.
+SLOW_DRIVER = DRIVER.replace(
+    "from torchdevice_lint.cli import main",
+    """import os, time
+from torchdevice_lint.engine import Linter
+checked = Linter.lint
+def lint(self, source, *context):
+    if b"slow" in source:
+        deadline = time.monotonic() + 30
+        while not os.path.exists(os.environ["GO_FLAG"]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return checked(self, source, *context)
+Linter.lint = lint
+from torchdevice_lint.cli import main""",
+)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_with_two_jobs_the_bar_moves_and_findings_stream_while_a_file_is_still_checked(tmp_path):
+    import pty
+    import select
+
+    project = tmp_path / "project"
+    project.mkdir()
+    # First in path order and the largest (workers take it first); the other ten finish meanwhile.
+    (project / "a_slow.py").write_text("import torch\nslow = Net().cuda()\n" + "pad = 1\n" * 50)
+    for index in range(10):
+        (project / f"m{index}.py").write_text(f"import torch\nm{index} = Net().cuda()\nn{index} = x.cuda()\n")
+    flag = tmp_path / "go"
+    env = {key: value for key, value in os.environ.items() if key != "CI"}
+    env.update(TERM="xterm", GO_FLAG=str(flag), TORCHDEVICE_CACHE_DIR=str(tmp_path / "cache"))
+    leader, follower = pty.openpty()
+    argv = [sys.executable, "-c", SLOW_DRIVER, "--output-format", "concise", "--file-timeout", "120", "-j", "2"]
+    process = subprocess.Popen(argv + [str(project)], stdout=follower, stderr=follower, env=env)
+    os.close(follower)
+    terminal, before_slow_finished = b"", None
+    try:
+        while True:
+            if select.select([leader], [], [], 60)[0] == []:
+                raise AssertionError(f"no output for 60 s: {terminal!r}")
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closes when the process ends
+                break
+            if not chunk:
+                break
+            terminal += chunk
+            if before_slow_finished is None and b"10/11 files" in terminal:
+                before_slow_finished = terminal.decode()
+                flag.touch()
+    finally:
+        process.wait(timeout=120)
+        os.close(leader)
+    assert process.returncode == 1
+    assert before_slow_finished is not None and "a_slow.py:2:8" not in before_slow_finished, (
+        "the bar only moved once the slow file was done"
+    )
+    # The bar went through the counts while a file was still being checked ...
+    counts = [int(count) for count in re.findall(r"\] (\d+)/11 files", before_slow_finished)]
+    assert counts == sorted(counts) and len(set(counts)) >= 2 and max(counts) == 10, counts
+    # ... and the findings of the files done were on the screen already, each file's together.
+    shown = [line for line in re.split(r"[\r\n]+", before_slow_finished) if " TDL001 " in line]
+    assert len(shown) == 20 and not any("a_slow.py" in line for line in shown)
+    files = [line.split(":")[0] for line in shown]
+    assert all(files[i] == files[i + 1] for i in range(0, 20, 2)), files
+    final = terminal.decode()
+    assert final.count("a_slow.py:2:8: TDL001") == 1 and "Checked 11 files: 21 findings" in final

@@ -27,7 +27,7 @@ from torchdevice_lint.output.text import error_line, format_statistics, statisti
 from torchdevice_lint.progress import Progress, Summary, bar_wanted
 from torchdevice_lint.rules import ALL_RULES
 from torchdevice_lint.cache import CACHE_DIR_ENV, DEFAULT_CACHE_DIR, ResultCache
-from torchdevice_lint.parallel import default_jobs, map_in_order
+from torchdevice_lint.parallel import default_jobs, map_as_completed, map_in_order
 from torchdevice_lint.runner import WORKER_GRACE_SECONDS, FileJob, FileResult, write_atomically
 
 
@@ -222,21 +222,35 @@ class Run:
         files = [path for path in paths if not isinstance(path, MissingPath) and path != STDIN]
         self.job.project = index_for_run(self.args.paths, files, self.walk)
         jobs = self.args.jobs or default_jobs()
-        # Results come back in the order of ``files`` whatever the number of jobs.
-        results = map_in_order(
-            self.job, files, jobs, ready=self.job.cached, failed=self.job.failed,
-            seconds=self.job.budget.seconds + WORKER_GRACE_SECONDS,
-        )
+        job, seconds = self.job, self.job.budget.seconds + WORKER_GRACE_SECONDS
+        if self.as_completed():
+            results = map_as_completed(job, files, jobs, job.cached, job.failed, seconds)
+        else:  # the order of ``files`` whatever the number of jobs; the bar still moves as files finish
+            results = map_in_order(job, files, jobs, job.cached, job.failed, seconds, finished=self.progress.advance)
         for path in paths:
             if isinstance(path, MissingPath):
                 self.report_error(str(path), path.reason)
+                self.progress.advance()
+            elif path == STDIN:
+                self.summary.files += 1
+                self.process(path)
+                self.progress.advance()
             else:
                 self.summary.files += 1
-                self.process(path, None if path == STDIN else next(results)[1])
-            self.progress.advance("" if isinstance(path, MissingPath) else path)
+                done, result = next(results)
+                self.process(done, result)
+                if self.as_completed():
+                    self.progress.advance(done)
         self.progress.clear()
         self.finish()
         return exit_code(self.summary)
+
+    def as_completed(self) -> bool:
+        """Whether each file's findings are printed as soon as it is checked, in the order files
+        finish: for a person at a terminal. Piped or redirected output (CI logs, pre-commit, a
+        file, a diff to apply) keeps the order of the paths, the same for any ``-j``."""
+        isatty = getattr(sys.stdout, "isatty", None)
+        return bool(isatty and isatty()) and not self.deferred
 
     def interrupted(self) -> str:
         """The one line Ctrl-C leaves: every file is wholly old or wholly new."""

@@ -1,10 +1,12 @@
-"""Check files in worker processes and hand back the results in the order of the files.
+"""Check files in worker processes and hand back the results in the order of the files, or as
+they finish.
 
-The order of the output never depends on the number of jobs: workers take the largest files
-first (so that no big file is left running alone at the end) and the results are released in
-the order the files were given, exactly as one process would produce them. A worker that dies
-(a crash in native code) or overruns its deadline costs only the file it held: that file gets
-an error result and a fresh worker takes its place.
+Workers take the largest files first (so that no big file is left running alone at the end).
+`map_in_order` releases the results in the order the files were given, exactly as one process
+would produce them, so that output never depends on the number of jobs; `map_as_completed`
+hands each one over as soon as it is done. A worker that dies (a crash in native code) or
+overruns its deadline costs only the file it held: that file gets an error result and a fresh
+worker takes its place.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ def map_in_order(
     ready: Optional[Callable[[str], Optional[Result]]] = None,
     failed: Optional[Callable[[str, str], Result]] = None,
     seconds: Optional[float] = None,
+    finished: Optional[Callable[[str], None]] = None,
 ) -> Iterator[tuple[str, Result]]:
     """``(path, function(path))`` for each path, in the order of ``paths``.
 
@@ -51,37 +54,61 @@ def map_in_order(
     ``ready(path)`` is asked first in this process (a cache): files it answers never go to a
     worker, and when it answers all of them no worker is started. ``failed(path, reason)`` is
     the result of a file whose worker died or held it past ``seconds``; without it such a
-    file raises `WorkerLost`.
+    file raises `WorkerLost`. ``finished(path)`` is called as each file's result arrives, before
+    the files ahead of it are done (a progress bar that moves as files finish).
     """
-    if jobs <= 1 or len(paths) < MIN_FILES_FOR_POOL:
-        for path in paths:
-            yield path, function(path)
-        return
     pending: dict[int, Result] = {}
-    if ready is not None:
-        for index, path in enumerate(paths):
-            answer = ready(path)
-            if answer is not None:
-                pending[index] = answer
-    todo = [index for index in range(len(paths)) if index not in pending]
     next_index = 0
-
-    def release() -> Iterator[tuple[str, Result]]:
-        nonlocal next_index
+    for index, result in _completions(function, paths, jobs, ready, failed, seconds):
+        if finished is not None:
+            finished(paths[index])
+        pending[index] = result
         while next_index in pending:
             yield paths[next_index], pending.pop(next_index)
             next_index += 1
 
-    yield from release()
+
+def map_as_completed(
+    function: Callable[[str], Result],
+    paths: Sequence[str],
+    jobs: int,
+    ready: Optional[Callable[[str], Optional[Result]]] = None,
+    failed: Optional[Callable[[str, str], Result]] = None,
+    seconds: Optional[float] = None,
+) -> Iterator[tuple[str, Result]]:
+    """`map_in_order`'s results in the order the files finish (answers of ``ready`` first):
+    for a reader watching a terminal, who should see each file as soon as it is done."""
+    for index, result in _completions(function, paths, jobs, ready, failed, seconds):
+        yield paths[index], result
+
+
+def _completions(
+    function: Callable[[str], Result],
+    paths: Sequence[str],
+    jobs: int,
+    ready: Optional[Callable[[str], Optional[Result]]],
+    failed: Optional[Callable[[str, str], Result]],
+    seconds: Optional[float],
+) -> Iterator[tuple[int, Result]]:
+    """``(index, result)`` for each of ``paths`` as it finishes: see `map_in_order`."""
+    if jobs <= 1 or len(paths) < MIN_FILES_FOR_POOL:
+        for index, path in enumerate(paths):
+            yield index, function(path)
+        return
+    todo = []
+    for index, path in enumerate(paths):
+        answer = ready(path) if ready is not None else None
+        if answer is None:
+            todo.append(index)
+        else:
+            yield index, answer
     if len(todo) == 1:
-        pending[todo[0]] = function(paths[todo[0]])
+        yield todo[0], function(paths[todo[0]])
     elif todo:
         todo.sort(key=lambda index: -_size(paths[index]))
         lost = failed or _raise_lost
         for index, outcome in _run_in_workers(function, paths, todo, min(jobs, len(todo)), seconds):
-            pending[index] = lost(paths[index], outcome.reason) if isinstance(outcome, _Lost) else outcome
-            yield from release()
-    yield from release()
+            yield index, lost(paths[index], outcome.reason) if isinstance(outcome, _Lost) else outcome
 
 
 class WorkerLost(Exception):
