@@ -7,6 +7,7 @@ shared by a module-scoped fixture and single runs are used where they suffice.
 import contextlib
 import io
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -60,19 +61,46 @@ def fake_codemod(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def cli_json(tmp_path_factory):
-    """torchdevice-verify --json over a buggy, a clean and a changed case."""
+def cli_run(tmp_path_factory):
+    """torchdevice-verify --json over a buggy, a clean and a changed case: status, cases, stderr."""
     root = tmp_path_factory.mktemp("fixtures")
     write_case(root / "tdl004", "discarded_move", DISCARDED_MOVE, FIXED)
     write_case(root / "tdl004", "clean", FIXED, FIXED)
     write_case(root / "tdl004", "changed_output", FIXED, CHANGED_OUTPUT)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(runner, "load_fix_source", lambda: (fake_fix_source, ""))
-        stdout = io.StringIO()
-        with contextlib.redirect_stdout(stdout):
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             status = cli.main([str(root), "--json", "--timeout", "60"])
     report = json.loads(stdout.getvalue())
-    return status, {case["case"]: case for case in report["cases"]}
+    return status, {case["case"]: case for case in report["cases"]}, stderr.getvalue()
+
+
+@pytest.fixture(scope="module")
+def cli_json(cli_run):
+    return cli_run[:2]
+
+
+def test_cli_prints_a_line_per_case_as_it_is_judged(cli_run):
+    _, cases, stderr = cli_run
+    lines = stderr.splitlines()
+    assert lines[0] == "torchdevice-verify: 3 cases, each run on every device in a subprocess"
+    judged = [re.fullmatch(r"\[(\d)/3\] (tdl004/\w+): (.+) \(after (\d+\.\d) s\)", line) for line in lines[1:]]
+    assert all(judged) and len(judged) == 3, lines
+    assert [int(match[1]) for match in judged] == [1, 2, 3]
+    assert {match[2]: match[3] for match in judged} == {name: case["result"] for name, case in cases.items()}
+    seconds = [float(match[4]) for match in judged]
+    assert seconds == sorted(seconds)
+
+
+def test_quiet_prints_no_line_per_case(tmp_path, fake_codemod, capsys, monkeypatch):
+    monkeypatch.setattr(runner, "run_program", lambda case, program, device, timeout: runner.ProgramRun(program, device, "ok"))
+    monkeypatch.setattr(runner, "judge", lambda case, runs: runner.CaseResult(case, runs, [], "ok"))
+    write_case(tmp_path / "tdl004", "clean", FIXED, FIXED)
+    assert cli.main([str(tmp_path), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    assert cli.main([str(tmp_path)]) == 0
+    assert capsys.readouterr().err.splitlines()[1].startswith("[1/1] tdl004/clean: ok (after ")
 
 
 def test_simulation_catches_the_discarded_move_the_fix_removed(cli_json):
@@ -160,6 +188,15 @@ def test_cli_without_torch_exits_2_with_one_line(monkeypatch, capsys, tmp_path):
                         lambda name, *a: None if name == "torch" else real_find_spec(name, *a))
     assert cli.main([str(tmp_path)]) == 2
     assert capsys.readouterr().err.strip() == cli.NEEDS_TORCH
+
+
+def test_the_torch_hint_says_cpu_build_first_as_the_readme_does():
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    [install] = [line for line in readme.splitlines() if "'.[verify]'" in line and line.startswith("pip install")]
+    assert install.index("pip install torch") < install.index("[verify]")
+    hint = cli.NEEDS_TORCH
+    assert hint.index("CPU build") < hint.index("pip install torch --index-url https://download.pytorch.org/whl/cpu")
+    assert hint.index("whl/cpu") < hint.index("pip install 'torchdevice-lint[verify]'")
 
 
 def test_table_lists_every_case(cli_json):

@@ -13,9 +13,20 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
-NEEDS_TORCH = "torchdevice-verify needs torch: pip install 'torchdevice-lint[verify]'"
+if TYPE_CHECKING:
+    from torchdevice_lint.verify.runner import CaseResult
+
+#: The CPU build of torch first, as the README says: '[verify]' alone would let pip pull a
+#: CUDA build of several GB.
+NEEDS_TORCH = (
+    "torchdevice-verify needs torch: install its CPU build first, "
+    "pip install torch --index-url https://download.pytorch.org/whl/cpu, "
+    "then pip install 'torchdevice-lint[verify]'"
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -34,6 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", type=int, default=0,
                         help="programs run at once (default: number of CPUs)")
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no line per case on stderr while the cases run")
     return parser
 
 
@@ -56,12 +69,30 @@ def main(argv: list[str] | None = None) -> int:
         if not cases:
             print(f"torchdevice-verify: no original.py under {args.path}", file=sys.stderr)
             return 2
-        results = verify_cases(cases, timeout=args.timeout, jobs=args.jobs)
+        results = verify_cases(cases, timeout=args.timeout, jobs=args.jobs,
+                               finished=None if args.quiet else CaseProgress(len(cases), sys.stderr))
     else:
         print(f"torchdevice-verify: {args.path}: no such file or folder", file=sys.stderr)
         return 2
     print(format_json(results) if args.json else format_table(results, details=True))
     return 0 if all(result.passed for result in results) else 1
+
+
+class CaseProgress:
+    """``[ 3/36] tdl004/discarded_move: ok (after 12.4 s)`` on stderr as each case is judged: a run over
+    the bundled fixtures takes minutes, and a line per case also reads well in a CI log."""
+
+    def __init__(self, total: int, stream: TextIO) -> None:
+        self.total, self.stream, self.done = total, stream, 0
+        self.started = time.monotonic()
+        print(f"torchdevice-verify: {total} case{'' if total == 1 else 's'}, each run on every device in a subprocess",
+              file=stream, flush=True)
+
+    def __call__(self, result: CaseResult) -> None:
+        self.done += 1
+        width = len(str(self.total))
+        print(f"[{self.done:>{width}}/{self.total}] {result.case.name}: {result.result} "
+              f"(after {time.monotonic() - self.started:.1f} s)", file=self.stream, flush=True)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -415,8 +415,12 @@ def verify_cases(
     timeout: float = 60.0,
     jobs: int = 0,
     check_fix: bool = True,
+    finished: Optional[Callable[[CaseResult], None]] = None,
 ) -> list[CaseResult]:
-    """Verify every case, running all their programs in parallel subprocesses."""
+    """Verify every case, running all their programs in parallel subprocesses.
+
+    ``finished(result)`` is called as each case is judged, once its last program has ended (a
+    run over many cases takes minutes: the CLI prints each verdict as it comes)."""
     with tempfile.TemporaryDirectory(prefix="torchdevice-verify-generated-") as scratch:
         if check_fix:
             fix_source, why = load_fix_source()
@@ -432,13 +436,22 @@ def verify_cases(
         tasks = [(case, program, device)
                  for case in cases for program, device in _plan(case, real_cuda)]
         workers = jobs or max(1, min(len(tasks), os.cpu_count() or 1))
+        runs: list[Optional[ProgramRun]] = [None] * len(tasks)
+        left = {id(case): len(_plan(case, real_cuda)) for case in cases}
+        judged: dict[int, CaseResult] = {}
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            runs = list(pool.map(lambda task: run_program(*task, timeout), tasks))
-    results = []
-    for case in cases:
-        case_runs = [run for (owner, _, _), run in zip(tasks, runs) if owner is case]
-        results.append(judge(case, case_runs))
-    return results
+            futures = {pool.submit(run_program, *task, timeout): number for number, task in enumerate(tasks)}
+            for future in as_completed(futures):
+                number = futures[future]
+                case = tasks[number][0]
+                runs[number] = future.result()
+                left[id(case)] -= 1
+                if not left[id(case)]:
+                    case_runs = [run for (owner, _, _), run in zip(tasks, runs) if owner is case and run is not None]
+                    judged[id(case)] = judge(case, case_runs)
+                    if finished is not None:
+                        finished(judged[id(case)])
+    return [judged[id(case)] for case in cases]
 
 
 def verify_case(path: Path, *, timeout: float = 60.0) -> CaseResult:
