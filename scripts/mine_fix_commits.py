@@ -15,7 +15,7 @@ kept       on a line the commit did not change, or still reported after it: to b
            hand (a bug nobody fixed yet, or a false positive).
 
 It also counts the fixes of each rule's shape the commit made (``device=`` added to a
-factory call for TDL003 and TDL013; a bare ``x.to(...)`` statement turned into an assignment
+factory call for TDL003 (and TDL013); a bare ``x.to(...)`` statement turned into an assignment
 for TDL004; ``.cpu()`` added before ``.numpy()`` for TDL008) and how many of those the linter caught: the recall on real bugs. Fixes in test
 files count too, though many of them only make a CPU test run on a GPU as well. Nothing is
 written to disk; the repositories are read with ``git`` and never checked out.
@@ -95,6 +95,8 @@ class Tally:
     sightings: list[Sighting] = field(default_factory=list)
     #: rule -> [fixes of its shape seen, of those caught]
     shaped: dict[str, list[int]] = field(default_factory=lambda: collections.defaultdict(lambda: [0, 0]))
+    #: (repository, rule) -> [fixes of the rule's shape seen, of those caught]
+    by_repo: dict[tuple[str, str], list[int]] = field(default_factory=lambda: collections.defaultdict(lambda: [0, 0]))
     #: fixes of a rule's shape the linter did not point at: (rule, where, old line, new line)
     missed: list[tuple[str, str, str, str]] = field(default_factory=list)
 
@@ -125,16 +127,16 @@ def modified_python_files(repo: str, commit: str) -> list[str]:
     return [line.split("\t", 1)[1] for line in listing.splitlines() if line.endswith(".py")]
 
 
-def changed_lines(before: list[str], after: list[str]) -> tuple[set[int], list[str], list[tuple[str, str]]]:
+def changed_lines(before: list[str], after: list[str]) -> tuple[set[int], list[str], list[tuple[str, str, int]]]:
     """1-based numbers of the parent's lines the commit replaced or deleted, the lines it
-    wrote, and the (old, new) pairs of its replacements."""
+    wrote, and the (old, new, 1-based number of the new line) triples of its replacements."""
     changed, written, pairs = set(), [], []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
         if tag in ("replace", "delete"):
             changed.update(range(i1 + 1, i2 + 1))
         written.extend(after[j1:j2] if tag in ("replace", "insert") else ())
         if tag == "replace":
-            pairs.extend(zip(before[i1:i2], after[j1:j2]))
+            pairs.extend(zip(before[i1:i2], after[j1:j2], range(j1 + 1, j2 + 1)))
     return changed, written, pairs
 
 
@@ -143,7 +145,7 @@ def _signature(finding: Finding, lines: list[str]) -> tuple[str, str]:
 
 
 def mine(repo: str, linter: Linter, rules: tuple[str, ...], args: argparse.Namespace, tally: Tally) -> None:
-    name = repo.rstrip("/").removesuffix("/repo").rsplit("/", 1)[-1]
+    name = repo.rstrip("/").removesuffix("/.git").removesuffix("/repo").rsplit("/", 1)[-1]
     for commit, subject in device_commits(repo, args.grep, args.since, args.max_commits):
         try:
             paths = modified_python_files(repo, commit)
@@ -180,14 +182,16 @@ def mine(repo: str, linter: Linter, rules: tuple[str, ...], args: argparse.Names
                 shape = FIX_SHAPES.get(rule)
                 if shape is None:
                     continue
-                for old, new in pairs:
+                for old, new, new_number in pairs:
                     if shape(old, new):
-                        tally.shaped[rule][0] += 1
+                        # Caught: reported on the line the commit fixed, and silent on its fixed form.
                         hit = any(
                             f.code == rule and old_lines[f.line - 1] == old and f.line in changed
                             for f in found_before
-                        )
-                        tally.shaped[rule][1] += hit
+                        ) and not any(f.code == rule and f.line == new_number for f in found_after)
+                        for counts in (tally.shaped[rule], tally.by_repo[name, rule]):
+                            counts[0] += 1
+                            counts[1] += hit
                         if not hit:
                             tally.missed.append((rule, f"{name} {commit[:10]} {path}", old.strip(), new.strip()))
         tally.commits += counted
@@ -202,6 +206,9 @@ def report(tally: Tally, rules: tuple[str, ...], show: bool) -> None:
         seen, hit = tally.shaped.get(rule, (0, 0))
         shape = f"; fixes of its shape: {hit} of {seen} caught" if rule in FIX_SHAPES else ""
         print(f"{rule}: {len(mine_)} findings on parents, {caught} caught (fixed by the commit){shape}")
+    print("per repository (fixes of the rule's shape: caught / seen):")
+    for (repo, rule), (seen, hit) in sorted(tally.by_repo.items()):
+        print(f"  {rule} {repo:45} {hit:4} / {seen:<4}")
     if show:
         for sighting in sorted(tally.sightings, key=lambda s: (s.finding.code, not s.caught, s.repo)):
             mark = "caught" if sighting.caught else "kept  "

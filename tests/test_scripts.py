@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import importlib.util
 import subprocess
 import sys
@@ -69,6 +71,7 @@ def test_mining_finds_the_bug_a_device_commit_fixed(history, capsys):
     assert out.startswith("1 device commits, 1 modified files")
     assert "TDL003: 1 findings on parents, 1 caught (fixed by the commit); fixes of its shape: 1 of 1 caught" in out
     assert "TDL003 caught" in out and "model.py:11" in out
+    assert re.search(r"TDL003 \S+\s+1 / 1", out)  # the per-repository table
 
 
 def test_mining_skips_commits_whose_message_is_not_about_devices(history, capsys):

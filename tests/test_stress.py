@@ -309,11 +309,10 @@ def test_flake8_names_a_file_the_cli_cannot_decode_and_checks_nothing_in_it(tmp_
 
 # ------------------------------------------ 7. --select TDL and preview, both front ends
 PREVIEW_CASE = (
-    "import torch\n\n\n"
-    "def masked_accuracy(logits: torch.Tensor, labels: torch.Tensor, device=None):\n"
-    "    weights = torch.ones(labels.size(0))\n"
-    "    correct = (logits.argmax(-1) == labels).float() * weights\n"
-    "    return correct.sum() / weights.sum()\n"
+    "import torch\n\nfrom .features import encode\n\n\n"
+    "def score(batch, device=None):\n"
+    "    feats = encode(batch).unsqueeze(0)\n"
+    "    return feats * torch.ones(feats.shape[-1])\n"
 )
 
 

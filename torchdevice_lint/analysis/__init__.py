@@ -8,7 +8,9 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from torchdevice_lint.analysis.binding import DeviceBinder, DeviceChoice, bound_before
+from torchdevice_lint.analysis.contract import runs_on_cpu
 from torchdevice_lint.analysis.flow import FlowAnalysis, Meeting, Scope
+from torchdevice_lint.analysis.guards import in_test_code
 from torchdevice_lint.analysis.imports import ImportTable
 from torchdevice_lint.analysis.project import EMPTY_INDEX, ProjectClass, ProjectIndex, ProjectView
 from torchdevice_lint.analysis.receivers import Receiver, ReceiverJudge
@@ -89,6 +91,28 @@ class FileAnalysis:
         if self.meeting_for_origin(factory) is not None:
             return []
         return self._unplaced_by_origin.get(factory, [])
+
+    def caller_device_meeting(
+        self, factory: cst.Call, ancestors: Sequence[cst.CSTNode], statement: Optional[cst.CSTNode]
+    ) -> Optional[tuple[str, str]]:
+        """The device-agnostic contract: a factory meeting a tensor that came in from the caller
+        (an argument, or what is computed from one) is on the caller's device, unless the code
+        shows this place is the CPU. Returns the tensor met and the one whose device a fix
+        reads (bound before the factory), or None."""
+        meetings = self.unplaced_meetings_for_origin(factory)
+        functions = [node for node in reversed(ancestors) if isinstance(node, cst.FunctionDef)]
+        if not meetings or not functions or in_test_code(self.imports, ancestors) or runs_on_cpu(self.module, ancestors):
+            return None
+        # Only the function's arguments and what is computed from them: a tensor from a helper
+        # of another file may be on the CPU by that helper's contract.
+        from_arguments = self.argument_derived_names(functions[0])
+        partner = next((m.partner for m in meetings if m.partner in from_arguments), None)
+        if partner is None:
+            return None
+        # The fix reads the device of a tensor bound before the call: the partner, or else the
+        # argument it is computed from (`same = labels == ...` comes after `eye = torch.eye(n)`).
+        source = partner if self.bound_before(partner, statement, functions[0]) else from_arguments[partner]
+        return partner, source
 
     def argument_derived_names(self, function: cst.FunctionDef) -> dict[str, str]:
         """The tensor parameters of ``function`` and the local names computed only from them,

@@ -10,7 +10,7 @@ on UNKNOWN.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Optional, Sequence, Union
 
 import libcst as cst
@@ -146,6 +146,12 @@ class FlowAnalysis:
         function_parents: dict[cst.FunctionDef, tuple[Optional[cst.FunctionDef], Optional[cst.ClassDef]]] = {}
         self._collect(self.module, None, None, function_parents)
         self._judge_classes()
+        # A module's forward runs on whatever device its caller chose, named in this file or
+        # not; a file that makes its own modules and never names a device runs them on the host.
+        made_here = {n.func.value for n in walk(self.module) if isinstance(n, cst.Call) and isinstance(n.func, cst.Name)}
+        self.touches_device |= any(
+            info.is_module and info.running_methods and name not in made_here for name, info in self.classes.items()
+        )
         module_scope = Scope(self.module, None, None)
         self.scopes[self.module] = module_scope
         self._walk_block(self.module.body, module_scope)
@@ -282,12 +288,15 @@ class FlowAnalysis:
             if index == 0 and is_method:
                 continue
             value = self._annotation_value(param.annotation)
-            if name in tensor_evidence and value.kind is Kind.UNKNOWN:
+            first_input = inputs_on_device and index == 1 and param.default is None and param.star == ""
+            if (name in tensor_evidence or first_input) and value.kind is Kind.UNKNOWN:
+                # A module's forward gets its input on the caller's device: the input is the
+                # tensor the module exists to transform.
                 value = Value(Kind.TENSOR)
             seeded = seeds.get(index)
             if seeded is not None:
                 kind = value.kind if value.kind is not Kind.UNKNOWN else seeded.kind
-                value = Value(kind, seeded.place, seeded.origins, seeded.type_name, seeded.elements)
+                value = replace(seeded, kind=kind)
             elif inputs_on_device and param in positional and value.kind is Kind.TENSOR:
                 value = value.moved_to(Place.DEVICE)
             has_none_default = isinstance(param.default, cst.Name) and param.default.value == "None"
@@ -882,9 +891,10 @@ class FlowAnalysis:
         if kept == returned.origins:
             return returned
         if kept:
-            return Value(returned.kind, returned.place, kept, returned.type_name)
+            return replace(returned, origins=kept, elements=None)
         places = {value.place for _, value in argument_values if value.kind is Kind.TENSOR}
-        return Value(returned.kind, places.pop() if len(places) == 1 else Place.UNKNOWN, frozenset(), returned.type_name)
+        place = places.pop() if len(places) == 1 else Place.UNKNOWN
+        return replace(returned, place=place, origins=frozenset(), elements=None)
 
     def _calls_in_body(self, function: cst.FunctionDef) -> frozenset[cst.CSTNode]:
         calls = self._calls_in.get(function)
@@ -1089,7 +1099,7 @@ def names_used_as_tensors(function: cst.FunctionDef, imports: ImportTable, lenie
 
 def _without_origins(value: Value) -> Value:
     elements = tuple(_without_origins(e) for e in value.elements) if value.elements is not None else None
-    return Value(value.kind, value.place, frozenset(), value.type_name, elements)
+    return replace(value, origins=frozenset(), elements=elements)
 
 
 def _methods_reached_from(node: cst.ClassDef, entry_points: frozenset[str]) -> set[str]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
-from torchdevice_lint.findings import Safety
+from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import factory_on_device
 
@@ -52,13 +52,14 @@ class FactoryWithoutDevice(Rule):
     code = "TDL003"
     name = "factory-without-device"
     message = "`{factory}()` creates a CPU tensor that meets device tensors; pass `device=`"
+    caller_message = (
+        "`{factory}()` creates a CPU tensor that meets `{partner}`, which lives on the caller's device;"
+        " pass `device={source}.device`"
+    )
     needles = ("torch",)
 
     valid = (
         "import torch\nx = torch.zeros(3)\ny = x + torch.ones(3)\n",
-        "import torch\nfrom torch import nn\n\nclass Cell(nn.Module):\n    def __init__(self):\n"
-        "        super().__init__()\n        self.lstm = nn.LSTMCell(1, 4)\n\n"
-        "    def forward(self, x):\n        h = torch.zeros(x.size(0), 4)\n        return self.lstm(x, (h, h))\n",
         "import torch\nfrom torch import nn\n\nclass Tok(nn.Module):\n    def __init__(self):\n"
         "        super().__init__()\n        self.conv = nn.Conv2d(3, 8, 3)\n\n"
         "    def sequence_length(self):\n        return self.forward(torch.zeros(1, 3, 8, 8)).shape[1]\n\n"
@@ -71,8 +72,53 @@ class FactoryWithoutDevice(Rule):
         "import torch\nx = torch.randn(3, device=device)\ny = x + torch.ones(3, device=device)\n",
         "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n"
         "    def forward(self, x, scale):\n        return torch.arange(4) * scale\n",
+        "import torch\n\nclass Pairs(torch.utils.data.Dataset):\n"
+        "    def __getitem__(self, index: torch.Tensor):\n        return index.view(1) + torch.arange(2)\n",
+        "import numpy as np\nimport torch\n\ndef histogram(values: torch.Tensor, device=None):\n"
+        "    counts = torch.zeros(10)\n    counts += values.view(-1)[:10]\n    return np.asarray(values)\n",
+        "import torch\n\ndef grid(x: torch.Tensor, device=None):\n    if not torch.cuda.is_available():\n"
+        "        return x.view(-1) + torch.arange(x.numel())\n    return x\n",
     )
     invalid = (
+        Invalid(
+            "import torch\nfrom torch import nn\n\nclass Cell(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.lstm = nn.LSTMCell(1, 4)\n\n"
+            "    def forward(self, x):\n        h = torch.zeros(x.size(0), 4)\n        return self.lstm(x, (h, h))\n",
+            "import torch\nfrom torch import nn\n\nclass Cell(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.lstm = nn.LSTMCell(1, 4)\n\n"
+            "    def forward(self, x):\n        h = torch.zeros(x.size(0), 4, device=x.device)\n        return self.lstm(x, (h, h))\n",
+        ),
+        Invalid(
+            "import torch\nfrom torch import nn\n\nclass Positions(nn.Module):\n"
+            "    def forward(self, x, seq_len):\n        return x + torch.arange(seq_len)\n",
+            "import torch\nfrom torch import nn\n\nclass Positions(nn.Module):\n"
+            "    def forward(self, x, seq_len):\n        return x + torch.arange(seq_len, device=x.device)\n",
+        ),
+        Invalid(
+            "import torch\nfrom torch import nn\n\nclass Causal(nn.Module):\n"
+            "    def forward(self, x):\n        n = x.shape[1]\n        mask = torch.ones(n, n).triu(1)\n"
+            "        return x.masked_fill(mask.bool(), 0.0)\n",
+            "import torch\nfrom torch import nn\n\nclass Causal(nn.Module):\n"
+            "    def forward(self, x):\n        n = x.shape[1]\n        mask = torch.ones(n, n, device=x.device).triu(1)\n"
+            "        return x.masked_fill(mask.bool(), 0.0)\n",
+        ),
+        Invalid(
+            "import torch\n\ndef subgraph_index(subset: torch.Tensor, edge_index: torch.Tensor, n: int):\n"
+            "    index = torch.zeros(n, dtype=torch.long, device=edge_index.device)\n"
+            "    offsets = torch.arange(subset.size(0))\n    return index[edge_index] + offsets[subset]\n",
+            "import torch\n\ndef subgraph_index(subset: torch.Tensor, edge_index: torch.Tensor, n: int):\n"
+            "    index = torch.zeros(n, dtype=torch.long, device=edge_index.device)\n"
+            "    offsets = torch.arange(subset.size(0), device=subset.device)\n"
+            "    return index[edge_index] + offsets[subset]\n",
+        ),
+        Invalid(
+            "import torch\n\ndef pairs(labels: torch.Tensor, device=None):\n"
+            "    eye = torch.eye(labels.size(0), dtype=torch.bool)\n"
+            "    same = labels.unsqueeze(0) == labels.unsqueeze(1)\n    return same & ~eye\n",
+            "import torch\n\ndef pairs(labels: torch.Tensor, device=None):\n"
+            "    eye = torch.eye(labels.size(0), dtype=torch.bool, device=labels.device)\n"
+            "    same = labels.unsqueeze(0) == labels.unsqueeze(1)\n    return same & ~eye\n",
+        ),
         Invalid(
             "import torch\nfrom torch import nn\n\nclass PositionalEncoding(nn.Module):\n"
             "    def __init__(self, n):\n        super().__init__()\n        self.embedding = nn.Embedding(n, 8)\n\n"
@@ -114,6 +160,7 @@ class FactoryWithoutDevice(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         meeting = self.analysis.meeting_for_origin(node)
         if meeting is None:
+            self._report_caller_device_meeting(node)
             return
         factory = self.analysis.qualified_name(node.func) or "torch.tensor"
         device = self.context.device_for(meeting.partner)
@@ -125,3 +172,15 @@ class FactoryWithoutDevice(Rule):
         risky = factory in torch_api.RANDOM_FACTORIES or (device.inserts_binding and in_module)
         message = self.message.format(factory=factory)
         self.report(node, message, self.device_fix([(node, replacement)], device, Safety.UNSAFE if risky else Safety.SAFE))
+
+    def _report_caller_device_meeting(self, node: cst.Call) -> None:
+        """The factory meets a tensor the caller passed (or one computed from it)."""
+        met = self.analysis.caller_device_meeting(node, self.context.ancestors, self.context.statement())
+        if met is None:
+            return
+        partner, source = met
+        factory = self.analysis.qualified_name(node.func) or "torch.tensor"
+        replacement = factory_on_device(node, factory, f"{source}.device")
+        message = self.caller_message.format(factory=factory, partner=partner, source=source)
+        # Unsafe: the callers are not seen, and one may rely on the tensor staying on the CPU.
+        self.report(node, message, Fix(Safety.UNSAFE, ((node, replacement),)))
