@@ -91,3 +91,55 @@ def test_pre_commit_run_all_files_with_both_hooks(tmp_path):
     assert "model = Net().to(device)" in fixed and "y.cuda(1)" in fixed  # the unsafe fix is not applied
     assert "TDL001" in first.stdout  # the check hook still reports what is left
     assert (work / "clean.py").read_text() == "import torch\nmodel = Net().to(device)\n"
+
+
+def readme_pre_commit_snippets():
+    """The YAML blocks of the README's pre-commit section: the local one, then the tagged one."""
+    import yaml
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("### pre-commit\n", 1)[1].split("\n### ", 1)[0]
+    return [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", section, re.S)]
+
+
+def test_readme_pre_commit_snippets_agree_with_the_hooks_file():
+    import yaml
+
+    from torchdevice_lint import __version__
+
+    hooks = {hook["id"]: hook for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    local, tagged = readme_pre_commit_snippets()
+    [local_repo] = local["repos"]
+    assert local_repo["repo"] == "local"
+    for hook in local_repo["hooks"]:
+        published = hooks[hook["id"]]
+        assert hook["language"] == "system"  # the torchdevice-fix on PATH, as the README says
+        for key in ("name", "entry", "types_or"):
+            assert hook[key] == published[key], (hook["id"], key)
+    [tagged_repo] = tagged["repos"]
+    assert tagged_repo["rev"] == f"v{__version__}"
+    assert [hook["id"] for hook in tagged_repo["hooks"]] == [hook["id"] for hook in local_repo["hooks"]]
+    assert set(hooks) == {hook["id"] for hook in local_repo["hooks"]}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
+def test_readme_local_pre_commit_snippet_runs(tmp_path):
+    import yaml
+
+    pre_commit = shutil.which("pre-commit") or os.path.join(os.path.dirname(sys.executable), "pre-commit")
+    if not os.path.exists(pre_commit):
+        pytest.skip("pre-commit is not installed")
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"),
+           "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
+    local, _ = readme_pre_commit_snippets()
+    (work / ".pre-commit-config.yaml").write_text(yaml.safe_dump(local))
+    (work / "train.py").write_text("import torch\nmodel = Net().cuda()\nx = y.cuda(1)\n")
+    run("git", "init", "-q", cwd=work, env=env)
+    run("git", "add", ".", cwd=work, env=env)
+    first = run(pre_commit, "run", "--all-files", cwd=work, env=env)
+    assert first.returncode == 1, first.stdout + first.stderr
+    fixed = (work / "train.py").read_text()
+    assert "model = Net().to(device)" in fixed and "y.cuda(1)" in fixed  # the safe fix only
+    assert re.search(r"^train.py:\d+:5: TDL001 ", first.stdout, re.M)  # the check reports what is left
