@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, overload
 
 from torchdevice_lint.analysis import ProjectIndex
 from torchdevice_lint.engine import Linter
@@ -36,6 +36,18 @@ def lint_source(
     if filename is not None and is_notebook(filename):
         return lint_notebook(source.encode("utf-8") if isinstance(source, str) else source, linter)
     return sorted(linter.lint(source, project, filename), key=lambda f: (f.line, f.column, f.code))
+
+
+@overload
+def fix_source(
+    source: str, *, unsafe: bool = False, settings: Settings = Settings(), filename: Optional[str] = None
+) -> str: ...
+
+
+@overload
+def fix_source(
+    source: bytes, *, unsafe: bool = False, settings: Settings = Settings(), filename: Optional[str] = None
+) -> bytes: ...
 
 
 def fix_source(

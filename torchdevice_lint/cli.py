@@ -10,6 +10,7 @@ from typing import Any, Callable, Optional, Sequence, TextIO
 
 from torchdevice_lint import __version__
 from torchdevice_lint.analysis.project import index_for_run
+from torchdevice_lint.cache import CACHE_DIR_ENV, DEFAULT_CACHE_DIR, ResultCache
 from torchdevice_lint.config import (
     DEVICE_STYLES,
     Config,
@@ -24,10 +25,9 @@ from torchdevice_lint.files import STDIN, MissingPath, describe, iter_python_fil
 from torchdevice_lint.notebook import Notebook, NotebookError, is_notebook
 from torchdevice_lint.output import FORMATS, Entry, write_entries
 from torchdevice_lint.output.text import error_line, format_statistics, statistics, unified_diff
+from torchdevice_lint.parallel import default_jobs, map_as_completed, map_in_order
 from torchdevice_lint.progress import Progress, Summary, bar_wanted
 from torchdevice_lint.rules import ALL_RULES
-from torchdevice_lint.cache import CACHE_DIR_ENV, DEFAULT_CACHE_DIR, ResultCache
-from torchdevice_lint.parallel import default_jobs, map_as_completed, map_in_order
 from torchdevice_lint.runner import WORKER_GRACE_SECONDS, FileJob, FileResult, write_atomically
 
 
@@ -291,6 +291,7 @@ class Run:
                 sys.stdout.write(diff_text(shown, result, self.color))
             return
         if args.fix:
+            assert result.fixed is not None  # fix mode sets it for every file without an error
             if path == STDIN:
                 sys.stdout.buffer.write(result.fixed)
             elif result.changed:

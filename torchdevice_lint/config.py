@@ -16,10 +16,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from torchdevice_lint.settings import DEVICE_STYLES, Settings
 from torchdevice_lint.guard import Budget
 from torchdevice_lint.patterns import PatternSet, relative_to_root
 from torchdevice_lint.rules import ALL_RULES
+from torchdevice_lint.settings import DEVICE_STYLES, Settings
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -14,7 +14,7 @@ import libcst as cst
 from torchdevice_lint.analysis import FileAnalysis, ProjectIndex
 from torchdevice_lint.analysis.binding import DeviceBinder
 from torchdevice_lint.analysis.tree import _child_fields, walk
-from torchdevice_lint.findings import Finding, Report, Safety
+from torchdevice_lint.findings import Finding, Replacement, Report, Safety
 from torchdevice_lint.noqa import NoqaLines, is_suppressed, skips_file
 from torchdevice_lint.parsing import Source, check_decodable, parse
 from torchdevice_lint.positions import node_positions
@@ -63,8 +63,8 @@ class Linter:
         if not self._may_match(source) or (self.noqa and skips_file(source)):
             return FixResult(source, [], 0)
         module = original = parse(source)
-        text: Optional[str] = _text_of(source, module)
-        original_text = text
+        original_text = _text_of(source, module)
+        text: Optional[str] = original_text
         applied = 0
         #: (code, line) of the fixes check mode reports; later rounds fix only those, so that
         #: what one fix writes (a device line) never brings a finding check mode did not show.
@@ -101,8 +101,9 @@ class Linter:
 
     # -------------------------------------------------------------- internals
     def _may_match(self, source: Source) -> bool:
-        needles = self.byte_needles if isinstance(source, bytes) else self.needles
-        return any(needle in source for needle in needles)
+        if isinstance(source, bytes):
+            return any(needle in source for needle in self.byte_needles)
+        return any(needle in source for needle in self.needles)
 
     def _run_rules(
         self,
@@ -151,9 +152,10 @@ class Linter:
 
     def _apply(self, module: cst.Module, reports: list[Report], binder: DeviceBinder) -> cst.Module:
         """The module with the reports' fixes; ``binder`` comes from the analysis that made them."""
-        replacements = {old: new for report in reports for old, new in report.fix.replacements}
+        fixes = [(report, report.fix) for report in reports if report.fix is not None]
+        replacements = {old: new for _, fix in fixes for old, new in fix.replacements}
         updated = module.visit(_Replacer(replacements))
-        binding_sites = [r.top_level_index for r in reports if r.fix.needs_device_binding]
+        binding_sites = [report.top_level_index for report, fix in fixes if fix.needs_device_binding]
         if binding_sites:
             updated = binder.insert_binding(updated, min(binding_sites))
         try:
@@ -168,11 +170,11 @@ def _text_of(source: Source, module: cst.Module) -> str:
 
 
 class _Replacer(cst.CSTTransformer):
-    def __init__(self, replacements: dict[cst.CSTNode, cst.CSTNode]) -> None:
+    def __init__(self, replacements: dict[cst.CSTNode, Replacement]) -> None:
         super().__init__()
         self.replacements = replacements
 
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+    def on_leave(self, original_node, updated_node):
         return self.replacements.get(original_node, updated_node)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Union
 
 import libcst as cst
 
@@ -18,11 +18,15 @@ class Safety(enum.Enum):
     UNSAFE = "unsafe"
 
 
+#: What a fix puts in a node's place: a node, or (for a statement) several, or none.
+Replacement = Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
+
+
 @dataclass(frozen=True)
 class Fix:
     safety: Safety
     #: Pairs of (original node, replacement node), applied by node identity.
-    replacements: tuple[tuple[cst.CSTNode, cst.CSTNode], ...]
+    replacements: tuple[tuple[cst.CSTNode, Replacement], ...]
     #: The replacement refers to the module-level device binding the engine inserts.
     needs_device_binding: bool = False
 

@@ -35,10 +35,11 @@ from __future__ import annotations
 import argparse
 import ast
 import os
-from typing import Any, ClassVar, Iterator, Optional, Sequence
+from typing import Any, Callable, ClassVar, Iterator, Optional, Sequence
 
 from torchdevice_lint import __version__
 from torchdevice_lint.analysis.project import ProjectIndex, project_root
+from torchdevice_lint.api import lint_source
 from torchdevice_lint.config import (
     DEVICE_STYLES,
     ConfigError,
@@ -47,11 +48,10 @@ from torchdevice_lint.config import (
     check_file_timeout,
     check_max_nesting,
 )
-from torchdevice_lint.api import lint_source
 from torchdevice_lint.files import index_of_project
-from torchdevice_lint.rules import ALL_RULES
 from torchdevice_lint.guard import Budget, TooComplex, within_budget
 from torchdevice_lint.parsing import SourceError, check_decodable
+from torchdevice_lint.rules import ALL_RULES
 from torchdevice_lint.settings import Settings
 
 #: The code of the one line a file past its budget gets.

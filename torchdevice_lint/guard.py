@@ -78,7 +78,7 @@ def run_guarded(function: Callable[[], Result], budget: Budget) -> Result:
     error = outcome.get("error")
     if isinstance(error, _DeadlinePassed):
         raise TooComplex(f"took more than {budget.seconds:g} s")
-    if error is not None:
+    if isinstance(error, BaseException):
         raise error
     return outcome["value"]  # type: ignore[return-value]
 

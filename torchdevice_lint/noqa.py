@@ -21,8 +21,9 @@ SKIP_FILE_BYTES = re.compile(_SKIP_FILE.encode(), re.IGNORECASE | re.MULTILINE)
 
 def skips_file(source: Source) -> bool:
     """True when the file opts out with ``# torchdevice: skip-file`` (or ``# flake8: noqa``)."""
-    pattern = SKIP_FILE_BYTES if isinstance(source, bytes) else SKIP_FILE
-    return pattern.search(source) is not None
+    if isinstance(source, bytes):
+        return SKIP_FILE_BYTES.search(source) is not None
+    return SKIP_FILE.search(source) is not None
 
 class NoqaLines:
     """The physical lines whose ``# noqa`` covers a finding on a given line.

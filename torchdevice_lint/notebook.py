@@ -24,11 +24,11 @@ import json
 import re
 import warnings
 from dataclasses import dataclass, field, replace
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public, missing from typeshed
 from typing import TYPE_CHECKING, Optional
 
-from torchdevice_lint.parsing import LOCATED, SourceError, parse
 from torchdevice_lint.findings import Finding
+from torchdevice_lint.parsing import LOCATED, SourceError, parse
 
 if TYPE_CHECKING:
     from torchdevice_lint.engine import Linter

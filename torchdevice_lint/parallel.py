@@ -19,7 +19,7 @@ import threading
 import time
 from collections import deque
 from multiprocessing.connection import Connection, wait
-from typing import Callable, Iterator, Optional, Sequence, TextIO, TypeVar
+from typing import Callable, Iterator, NoReturn, Optional, Sequence, TextIO, TypeVar, Union
 
 Result = TypeVar("Result")
 
@@ -120,7 +120,7 @@ class _Lost:
         self.reason = reason
 
 
-def _raise_lost(path: str, reason: str) -> object:
+def _raise_lost(path: str, reason: str) -> NoReturn:
     raise WorkerLost(f"{path}: {reason}")
 
 
@@ -148,8 +148,8 @@ class _Worker:
 
 
 def _run_in_workers(
-    function: Callable[[str], object], paths: Sequence[str], todo: list[int], jobs: int, seconds: Optional[float]
-) -> Iterator[tuple[int, object]]:
+    function: Callable[[str], Result], paths: Sequence[str], todo: list[int], jobs: int, seconds: Optional[float]
+) -> Iterator[tuple[int, Union[Result, _Lost]]]:
     """``(index, result or _Lost)`` for each of ``todo``, in the order they finish."""
     queue = deque(todo)
     workers = [_Worker(function) for _ in range(jobs)]
@@ -236,7 +236,7 @@ def _initialize(function: Callable[[str], object]) -> None:
     # Ctrl-C reaches the whole process group: the parent alone answers it, and ends the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = os.getppid()
-    sys.stderr = _SilentOnceOrphaned(sys.stderr, parent)  # type: ignore[assignment]
+    sys.stderr = _SilentOnceOrphaned(sys.stderr, parent)
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 

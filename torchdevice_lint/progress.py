@@ -13,7 +13,7 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Optional, TextIO
+from typing import Mapping, Optional, TextIO
 
 #: Seconds before the bar first appears, and between redraws.
 DELAY = 0.5
@@ -21,7 +21,7 @@ REFRESH = 0.1
 WIDTH = 30
 
 
-def bar_wanted(stream: TextIO, quiet: bool, environ: Optional[dict] = None) -> bool:
+def bar_wanted(stream: TextIO, quiet: bool, environ: Optional[Mapping[str, str]] = None) -> bool:
     """Whether a progress bar may be drawn on ``stream``."""
     environ = os.environ if environ is None else environ
     if quiet or environ.get("CI") or environ.get("TERM") == "dumb":

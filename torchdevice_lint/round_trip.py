@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from typing import Any
 
 import libcst as cst
 
@@ -52,7 +53,7 @@ class _Text:
     """Line surgery that works alike on ``str`` and ``bytes``."""
 
     def __init__(self, sample: Source) -> None:
-        def encode(value: str) -> Source:
+        def encode(value: str) -> Any:  # str or bytes, as the sample is: the methods mix neither
             return value.encode() if isinstance(sample, bytes) else value
 
         self.empty, self.feed, self.cr, self.lf = encode(""), encode("\x0c"), encode("\r"), encode("\n")

@@ -10,7 +10,7 @@ from typing import ClassVar, Optional, Sequence
 import libcst as cst
 
 from torchdevice_lint.analysis import DeviceChoice, FileAnalysis
-from torchdevice_lint.findings import Fix, Report, Safety
+from torchdevice_lint.findings import Fix, Replacement, Report, Safety
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class RuleContext:
         #: The nodes from the module down to (not including) the node being visited.
         self.ancestors: list[cst.CSTNode] = []
         self.reports: list[Report] = []
-        self._top_level_index = {statement: index for index, statement in enumerate(analysis.module.body)}
+        self._top_level_index: dict[cst.CSTNode, int] = {statement: index for index, statement in enumerate(analysis.module.body)}
 
     def statement(self) -> Optional[cst.CSTNode]:
         """The innermost statement that holds the node being visited."""
@@ -89,7 +89,7 @@ class Rule:
 
     def device_fix(
         self,
-        replacements: Sequence[tuple[cst.CSTNode, cst.CSTNode]],
+        replacements: Sequence[tuple[cst.CSTNode, Replacement]],
         device: DeviceChoice,
         safety: Safety = Safety.SAFE,
     ) -> Fix:

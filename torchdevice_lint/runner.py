@@ -13,8 +13,8 @@ from torchdevice_lint.analysis.project import ProjectIndex
 from torchdevice_lint.cache import ResultCache
 from torchdevice_lint.engine import Linter
 from torchdevice_lint.files import STDIN, TEMPORARY_PREFIX, TEMPORARY_SUFFIX, describe
-from torchdevice_lint.guard import Budget, TooComplex, within_budget
 from torchdevice_lint.findings import Finding
+from torchdevice_lint.guard import Budget, TooComplex, within_budget
 from torchdevice_lint.notebook import MAX_CODE_BYTES, fix_notebook, is_notebook, lint_notebook
 from torchdevice_lint.parsing import SourceError
 from torchdevice_lint.settings import Settings

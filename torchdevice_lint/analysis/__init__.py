@@ -140,9 +140,9 @@ class FileAnalysis:
                     if isinstance(target, cst.Name):
                         bindings.setdefault(target.value, []).append(node.value)
                     elif isinstance(target, (cst.Tuple, cst.List)):  # unpacking is not followed
-                        for name in walk(target):
-                            if isinstance(name, cst.Name):
-                                bindings.setdefault(name.value, []).append(_UNFOLLOWED)
+                        for element in walk(target):
+                            if isinstance(element, cst.Name):
+                                bindings.setdefault(element.value, []).append(_UNFOLLOWED)
         changed = True
         while changed:
             changed = False
@@ -158,7 +158,7 @@ class FileAnalysis:
         return derived
 
     def _given_to_numpy(self, function: cst.FunctionDef) -> set[str]:
-        names = set()
+        names: set[str] = set()
         for node in walk(function.body):
             if isinstance(node, cst.Call) and (self.qualified_name(node.func) or "").startswith("numpy."):
                 names.update(arg.value.value for arg in node.args if isinstance(arg.value, cst.Name))

@@ -73,7 +73,12 @@ class DeviceBinder:
             if scope.device_tensor_params:
                 return DeviceChoice(f"{scope.device_tensor_params[0]}.device")
         innermost = scopes[0] if scopes else None
-        if innermost is not None and innermost.owner_class is not None and innermost.node.name.value != "__init__":
+        if (
+            innermost is not None
+            and innermost.owner_class is not None
+            and isinstance(innermost.node, cst.FunctionDef)
+            and innermost.node.name.value != "__init__"
+        ):
             device_attribute = innermost.owner_class.attributes.get("device")
             if device_attribute is not None and device_attribute.kind is Kind.DEVICE:
                 return DeviceChoice("self.device")
@@ -88,14 +93,14 @@ class DeviceBinder:
         """The lines a fix inserts: ``device = ...`` and, if missing, ``import torch``."""
         torch_name = self.imports.torch_alias or "torch"
         expression = DEVICE_STYLES[self.style].format(torch=torch_name)
-        statements = [cst.parse_statement(f"{self.global_name} = {expression}\n")]
+        statements: list[cst.BaseStatement] = [cst.parse_statement(f"{self.global_name} = {expression}\n")]
         if self.imports.torch_alias is None:
             statements.insert(0, cst.parse_statement("import torch\n"))
         return statements
 
     def insert_binding(self, module: cst.Module, before_index: int) -> cst.Module:
         """Insert the binding after the imports that precede top-level statement ``before_index``."""
-        body = list(module.body)
+        body: list[cst.BaseStatement] = list(module.body)
         position = _leading_position(body)
         for index, statement in enumerate(body[:before_index]):
             if _is_import_line(statement):

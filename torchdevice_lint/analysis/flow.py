@@ -22,11 +22,11 @@ from torchdevice_lint.analysis.tree import (
     assignment_targets,
     is_none,
     iter_child_nodes,
-    walk,
     keyword_argument,
     method_named,
     positional_arguments,
     string_value,
+    walk,
 )
 from torchdevice_lint.analysis.values import DEVICE_OBJECT, UNKNOWN, Kind, Place, Value, merge, merge_call_sites
 
@@ -279,7 +279,7 @@ class FlowAnalysis:
         owner = scope.owner_class
         is_method = owner is not None and positional and positional[0].name.value in ("self", "cls")
         inputs_on_device = bool(
-            is_method and owner.is_module and function.name.value in ENTRY_METHODS
+            is_method and owner is not None and owner.is_module and function.name.value in ENTRY_METHODS
         )
         seeds = self._seeds.get(function, {})
         tensor_evidence = names_used_as_tensors(function, self.imports, lenient=inputs_on_device)
@@ -310,7 +310,7 @@ class FlowAnalysis:
                 scope.tensor_params.add(name)
             scope.env[name] = value
             scope.bound_at[name] = scope.start
-        if is_method:
+        if is_method and owner is not None:
             self_name = positional[0].name.value
             if owner.is_module:
                 running = function.name.value in owner.running_methods
@@ -337,7 +337,7 @@ class FlowAnalysis:
             text = string_value(name)
             name = cst.Name(text) if text and text.isidentifier() else name
         local = self.classes.get(name.value) if isinstance(name, cst.Name) else None
-        if local is not None and local.is_module:
+        if local is not None and local.is_module and isinstance(name, cst.Name):
             return Value(Kind.MODULE, type_name=name.value)
         imported = self._imported_project_class(name)
         if imported is not None and imported.converts_in_place:
@@ -348,7 +348,7 @@ class FlowAnalysis:
     def _imported_project_class(self, node: cst.BaseExpression):
         """The class of another file of the project that ``node`` names through an import."""
         dotted = dotted_name(node) if self.project is not None else None
-        if dotted is None or dotted.partition(".")[0] in self.classes:
+        if dotted is None or self.project is None or dotted.partition(".")[0] in self.classes:
             return None
         if (self.imports.qualified_name(node) or "").startswith("torch."):
             return None  # torch's own classes are known by name, even when linting torch
@@ -357,7 +357,7 @@ class FlowAnalysis:
     def _project_instance(self, callee: cst.BaseExpression, scope: Scope) -> Optional[Value]:
         """What calling a class (or a builder helper) of another file of the project makes."""
         dotted = dotted_name(callee) if self.project is not None else None
-        if dotted is None:
+        if dotted is None or self.project is None:
             return None
         head = dotted.partition(".")[0]
         if head in self.classes or head in self.functions or scope.lookup(head) is not None:
@@ -490,8 +490,8 @@ class FlowAnalysis:
     def _walk_small_statement(self, small: cst.BaseSmallStatement, scope: Scope) -> None:
         if isinstance(small, cst.Assign):
             value = self._evaluate(small.value, scope)
-            for target in small.targets:
-                self._assign(target.target, value, scope, small.value)
+            for assign_target in small.targets:
+                self._assign(assign_target.target, value, scope, small.value)
         elif isinstance(small, cst.AnnAssign):
             value = self._evaluate(small.value, scope) if small.value is not None else UNKNOWN
             annotated = self._annotation_value(small.annotation)
@@ -584,7 +584,7 @@ class FlowAnalysis:
             values = value.elements
             unpackable = values is not None and len(values) == len(target.elements)
             for index, element in enumerate(target.elements):
-                if isinstance(element, cst.StarredElement) or not unpackable:
+                if isinstance(element, cst.StarredElement) or values is None or not unpackable:
                     self._assign(element.value, UNKNOWN, scope)
                     continue
                 element_source = sources[index].value if sources is not None else None
@@ -709,9 +709,9 @@ class FlowAnalysis:
             if attribute in ("weight", "bias"):
                 return Value(Kind.TENSOR, receiver.place)
             local = self.classes.get(receiver.type_name or "")
-            member = local.attributes.get(attribute) if local is not None else None
-            if member is not None and member.kind in (Kind.MODULE, Kind.TENSOR) and member.place is Place.DEVICE:
-                return member.moved_to(receiver.place)
+            local_member = local.attributes.get(attribute) if local is not None else None
+            if local_member is not None and local_member.kind in (Kind.MODULE, Kind.TENSOR) and local_member.place is Place.DEVICE:
+                return local_member.moved_to(receiver.place)
         if isinstance(node.value, cst.Name) and node.value.value == "self" and scope.owner_class is not None:
             return scope.owner_class.attributes.get(attribute, UNKNOWN)
         return UNKNOWN

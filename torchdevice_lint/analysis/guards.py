@@ -71,7 +71,7 @@ def _exits(body: cst.BaseSuite) -> bool:
     statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
     last = statements[-1] if statements else None
     if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-        last = last.body[-1]
+        return isinstance(last.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
     return isinstance(last, (cst.Return, cst.Raise, cst.Continue, cst.Break))
 
 

@@ -189,7 +189,7 @@ class ProjectIndex:
     @classmethod
     def build(cls, paths: Iterable[str]) -> "ProjectIndex":
         """Index the ``.py`` files among ``paths`` (unreadable ones are left out)."""
-        files = {}
+        files: dict[str, FileFacts] = {}
         for path in paths:
             if len(files) >= MAX_INDEXED_FILES:
                 break

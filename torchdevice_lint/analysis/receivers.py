@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 import re
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -228,7 +228,7 @@ class ReceiverJudge:
         declared_elsewhere = (Binding.OTHER, None) in found  # ``global x`` or ``nonlocal x``
         return bool(found) and not declared_elsewhere
 
-    def _scope_bindings(self, scope: cst.CSTNode) -> dict[str, list[tuple[Binding, Optional[cst.CSTNode]]]]:
+    def _scope_bindings(self, scope: Union[cst.FunctionDef, cst.Module]) -> dict[str, list[tuple[Binding, Optional[cst.CSTNode]]]]:
         cached = self._bindings.get(scope)
         if cached is not None:
             return cached
@@ -269,7 +269,7 @@ class ReceiverJudge:
                     found.setdefault(item.name.value, []).append((Binding.OTHER, None))
             elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
                 for alias in node.names:
-                    bound = alias.asname.name if alias.asname is not None else alias.name
+                    bound: cst.BaseExpression = alias.asname.name if alias.asname is not None else alias.name
                     while isinstance(bound, cst.Attribute):
                         bound = bound.value
                     add(bound, Binding.OTHER, node)
@@ -279,11 +279,11 @@ class ReceiverJudge:
         return found
 
 
-def _walk_scope(scope: cst.CSTNode):
+def _walk_scope(scope: Union[cst.FunctionDef, cst.Module]) -> Iterator[cst.CSTNode]:
     """The nodes of a function or module body, not those of nested functions, classes or
     comprehensions (their names are their own)."""
     body = scope.body
-    stack = list(body.body) if isinstance(body, cst.IndentedBlock) else list(body) if isinstance(body, Sequence) else [body]
+    stack: list[cst.CSTNode] = list(body.body) if isinstance(body, cst.IndentedBlock) else list(body) if isinstance(body, Sequence) else [body]
     while stack:
         node = stack.pop()
         yield node
@@ -307,7 +307,8 @@ def _yields_batches(iterable: cst.BaseExpression) -> bool:
 def _enumerates(loop: Optional[cst.CSTNode], target: cst.BaseExpression) -> bool:
     """``for step, batch in enumerate(...)``: the second name is a whole item."""
     return (
-        isinstance(loop, cst.For) and loop.target is target and len(target.elements) == 2
+        isinstance(loop, cst.For) and loop.target is target and isinstance(target, (cst.Tuple, cst.List))
+        and len(target.elements) == 2
         and isinstance(target.elements[1].value, cst.Name)
         and isinstance(loop.iter, cst.Call) and dotted_name(loop.iter.func) == "enumerate"
     )

@@ -6,6 +6,8 @@ place so that rules and the flow analysis agree on it.
 
 from __future__ import annotations
 
+from typing import Optional
+
 #: Factories that create a fresh tensor on the default (CPU) device unless given ``device=``.
 FACTORIES = frozenset(
     {
@@ -378,7 +380,7 @@ DTYPES = frozenset(
 #: Legacy tensor types (constructors and ``.type()`` targets) and the dtype each one means.
 #: ``torch.Tensor`` means the default dtype (None here). The ``torch.cuda.*`` ones also place
 #: the tensor on the current CUDA device; the others on the CPU.
-LEGACY_TENSOR_TYPES = {
+LEGACY_TENSOR_TYPES: dict[str, Optional[str]] = {
     f"{prefix}{name}Tensor": dtype
     for prefix in ("torch.", "torch.cuda.")
     for name, dtype in (

@@ -16,7 +16,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, TextIO
+from typing import TYPE_CHECKING, Any, Optional, TextIO
 from urllib.parse import quote
 
 from torchdevice_lint import __version__
@@ -101,7 +101,7 @@ def result(entry: "Entry", root: Path, rule_index: dict[str, int]) -> dict:
     else:
         region = {"startLine": entry.disk_line}
         message = f"cell {finding.cell}, line {finding.line}, column {finding.column + 1}: {finding.message}"
-    item = {
+    item: dict[str, Any] = {
         "ruleId": finding.code,
         "level": "warning",
         "message": {"text": message},

@@ -3,7 +3,6 @@
 from typing import Optional
 
 from torchdevice_lint.rule import Rule
-
 from torchdevice_lint.rules.tdl001_cuda_call import CudaCall
 from torchdevice_lint.rules.tdl002_cuda_literal import CudaLiteral
 from torchdevice_lint.rules.tdl003_factory_without_device import FactoryWithoutDevice

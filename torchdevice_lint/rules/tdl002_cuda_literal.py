@@ -11,6 +11,7 @@ from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import expression
 
+
 class CudaLiteral(Rule):
     """
     ## What it does
@@ -143,8 +144,7 @@ class CudaLiteral(Rule):
             return f"torch.device({text!r})"
         if isinstance(node, cst.FormattedString):
             first = node.parts[0] if node.parts else None
-            is_cuda = isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda")
-            if not is_cuda or any(
+            if not (isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda")) or any(
                 _mentions_rank(part.expression) for part in node.parts if isinstance(part, cst.FormattedStringExpression)
             ):
                 return None

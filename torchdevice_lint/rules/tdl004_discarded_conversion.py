@@ -10,7 +10,6 @@ from torchdevice_lint.analysis.tree import string_value, walk
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 
-
 #: The keywords ``Tensor.to``, ``.cuda()`` and the dtype conversions accept.
 TENSOR_KEYWORDS = frozenset({"device", "dtype", "non_blocking", "copy", "memory_format"})
 

@@ -1,18 +1,20 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from torchdevice_lint.analysis.guards import in_test_code
-
 from torchdevice_lint.analysis import guards
+from torchdevice_lint.analysis.guards import in_test_code
 from torchdevice_lint.analysis.imports import dotted_name
 from torchdevice_lint.analysis.tree import keyword_argument, positional_arguments, walk
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import append_argument, argument, expression
+
+if TYPE_CHECKING:  # typing has it from Python 3.10
+    from typing_extensions import TypeGuard
 
 #: Sources written by the running process itself: nothing in them comes from another machine.
 _TEMPORARY = re.compile(r"BytesIO|tmp|temp", re.IGNORECASE)
@@ -230,7 +232,7 @@ class LoadWithoutMapLocation(Rule):
         return False
 
 
-def _is_load_state_dict(node: Optional[cst.CSTNode]) -> bool:
+def _is_load_state_dict(node: Optional[cst.CSTNode]) -> TypeGuard[cst.Call]:
     return (
         isinstance(node, cst.Call)
         and isinstance(node.func, cst.Attribute)

@@ -205,6 +205,7 @@ class LegacyConstructor(Rule):
             and isinstance(expression_statement, cst.Expr)
             and isinstance(line, cst.SimpleStatementLine)
             and len(line.body) == 1
+            and legacy is not None
         ):
             fix = self._default_fix(node, dtype, legacy.startswith("torch.cuda."), torch_name, line)
         self.report(node, self.default_type_message, fix)

@@ -102,7 +102,7 @@ class LegacyTypeConversion(Rule):
         positional = positional_arguments(node)
         target = positional[0] if len(positional) == 1 else None
         legacy = self._legacy_type(target) if target is not None else None
-        if legacy is None:
+        if legacy is None or target is None:
             return
         cuda = legacy.startswith("torch.cuda.")
         message = self.message.format(
@@ -122,17 +122,17 @@ class LegacyTypeConversion(Rule):
         torch_name = self.analysis.imports.torch_alias
         if torch_name is None or any(arg.star for arg in node.args):
             return None
-        dtype = torch_api.LEGACY_TENSOR_TYPES[legacy].replace("torch.", f"{torch_name}.", 1)
+        dtype = (torch_api.LEGACY_TENSOR_TYPES[legacy] or "").replace("torch.", f"{torch_name}.", 1)
         device = self.context.device_for() if cuda else None
         location = device.expression if device is not None else '"cpu"'
         kept = [arg for arg in node.args if arg.keyword is not None and arg.keyword.value != "dtype"]
         replacement = node.with_changes(
-            func=node.func.with_changes(attr=cst.Name("to")),
+            func=cst.ensure_type(node.func, cst.Attribute).with_changes(attr=cst.Name("to")),
             args=without_trailing_comma(
                 [argument(expression(location), "device"), argument(expression(dtype), "dtype"), *kept]
             ),
         )
-        is_tensor = self.analysis.value_of(node.func.value).kind is Kind.TENSOR
+        is_tensor = self.analysis.value_of(cst.ensure_type(node.func, cst.Attribute).value).kind is Kind.TENSOR
         safety = Safety.SAFE if is_tensor else Safety.UNSAFE
         if device is None:
             return Fix(safety, ((node, replacement),))

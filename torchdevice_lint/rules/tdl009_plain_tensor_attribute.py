@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
@@ -10,6 +10,9 @@ from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes,
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import expression
+
+if TYPE_CHECKING:  # typing has it from Python 3.10
+    from typing_extensions import TypeGuard
 
 #: What may follow ``self.<name>`` without the tensor's place mattering: moves, metadata.
 _HARMLESS_ATTRIBUTES = frozenset(
@@ -250,8 +253,9 @@ class PlainTensorAttribute(Rule):
                 return True
             if isinstance(parent, cst.AugAssign) and parent.value is node:
                 return True
-            if isinstance(parent, cst.Arg) and index >= 2 and isinstance(path[index - 2], cst.Call):
-                return self._combining_call(path[index - 2])
+            call = path[index - 2] if index >= 2 else None
+            if isinstance(parent, cst.Arg) and isinstance(call, cst.Call):
+                return self._combining_call(call)
             return False
         return False
 
@@ -283,7 +287,7 @@ class PlainTensorAttribute(Rule):
         return False
 
 
-def _is_self_attribute(target: cst.BaseExpression) -> bool:
+def _is_self_attribute(target: cst.CSTNode) -> TypeGuard[cst.Attribute]:
     return isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"
 
 

@@ -5,9 +5,9 @@ from typing import Optional
 
 import libcst as cst
 
+from torchdevice_lint.analysis.guards import in_test_code
 from torchdevice_lint.analysis.tree import keyword_argument, positional_arguments, string_value
 from torchdevice_lint.rule import Invalid, Rule
-from torchdevice_lint.analysis.guards import in_test_code
 
 #: ``"cuda:1"``: the whole string is a device with an index.
 _INDEXED_DEVICE = re.compile(r"(cuda|xpu|npu):(\d+)")

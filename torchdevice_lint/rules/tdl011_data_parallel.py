@@ -3,8 +3,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
-from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.analysis.guards import in_test_code
+from torchdevice_lint.rule import Invalid, Rule
 
 
 class DataParallel(Rule):

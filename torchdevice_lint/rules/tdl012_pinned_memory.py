@@ -7,11 +7,11 @@ import libcst as cst
 
 from torchdevice_lint.analysis import Place, guards, torch_api
 from torchdevice_lint.analysis.flow import device_argument_place
+from torchdevice_lint.analysis.guards import in_test_code
 from torchdevice_lint.analysis.tree import iter_child_nodes, keyword_argument, positional_arguments, walk
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import expression
-from torchdevice_lint.analysis.guards import in_test_code
 
 #: Methods whose call copies a tensor's values to Python or NumPy: they read host memory.
 _READING_METHODS = frozenset({"numpy", "item", "tolist"})
@@ -168,7 +168,7 @@ class PinnedMemory(Rule):
         if isinstance(key, cst.SimpleString) and key.evaluated_value == "pin_memory" and _is_true(node.value):
             self._pin_memory(node.value)
 
-    def _pin_memory(self, value: cst.Name) -> None:
+    def _pin_memory(self, value: cst.BaseExpression) -> None:
         if self._guarded() or in_test_code(self.analysis.imports, self.context.ancestors) or not self._runs_without_an_accelerator():
             return
         torch_name = self.analysis.imports.torch_alias

@@ -67,6 +67,7 @@ def _load_sibling(name: str) -> Any:
     spec = importlib.util.spec_from_file_location(
         f"_torchdevice_verify_{name}", Path(__file__).with_name(f"{name}.py")
     )
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -92,6 +93,7 @@ def _load_entry(args: argparse.Namespace) -> Any:
     search_path = [str(args.file.parent)] + [p for p in args.path if p]
     sys.path[:0] = search_path
     spec = importlib.util.spec_from_file_location(name, args.file)
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)

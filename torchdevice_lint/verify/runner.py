@@ -370,7 +370,9 @@ def judge(case: Case, runs: list[ProgramRun]) -> CaseResult:
     """Turn the runs of one case into a verdict."""
     by_key = {(r.program, r.device): r for r in runs}
     reference = by_key.get(REFERENCE)
-    comparisons, bugs, notes = [], [], []
+    comparisons: list[Comparison] = []
+    bugs: list[str] = []
+    notes: list[str] = []
     if case.codemod not in ("matches", "not checked", "applied", GENERATED, REPORT_ONLY):
         notes.append(f"codemod: {case.codemod}")
 

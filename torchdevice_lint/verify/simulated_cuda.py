@@ -66,7 +66,7 @@ from typing import Any, Callable, Iterator
 from unittest import mock
 
 import torch
-from torch.nn.parameter import UninitializedTensorMixin
+from torch.nn.parameter import UninitializedTensorMixin  # type: ignore[attr-defined]  # public, missing from the stubs
 from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 from torch.utils._device import DeviceContext, _device_constructors
 from torch.utils._pytree import tree_leaves, tree_map
@@ -172,7 +172,7 @@ def _is_index(value: Any) -> bool:
 
 def _getset_name(func: Callable) -> str | None:
     """'device' for ``Tensor.device.__get__`` and the like, else None."""
-    descriptor = getattr(func, "__self__", None)
+    descriptor: Any = getattr(func, "__self__", None)
     if type(descriptor).__name__ == "getset_descriptor" and func.__name__ in ("__get__",
                                                                               "__set__"):
         return f"{descriptor.__name__}.{func.__name__}"
@@ -415,7 +415,7 @@ def _returning(value: Any) -> Callable:
 def _patch_cuda_queries(stack: contextlib.ExitStack, available: bool) -> None:
     """Make ``torch.cuda`` and ``torch.accelerator`` answer as if a GPU is (not) there."""
     count = 1 if available else 0
-    patches = {
+    patches: dict[Any, dict[str, Any]] = {
         torch.cuda: {"is_available": available, "device_count": count},
         torch.accelerator: {
             "is_available": available,
