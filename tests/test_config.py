@@ -44,7 +44,7 @@ def test_nearest_pyproject_with_the_table_is_found_from_the_first_path(project):
     write(project / "src" / "pyproject.toml", "[project]\nname = 'inner'\n")  # no table: skipped
     assert find_config(str(project / "src" / "train.py")) == project / "pyproject.toml"
     assert find_config(str(project / "src")) == project / "pyproject.toml"
-    assert resolve_config([str(project / "src")]).ignore == ("TDL002",)
+    assert resolve_config([str(project / "src")]).settings().ignore == ("TDL002",)
 
 
 def test_discovery_starts_at_the_current_folder_for_stdin(project, monkeypatch):
@@ -223,8 +223,8 @@ def test_preview_from_file_and_flags(tmp_path):
     args = ["--no-preview", str(tmp_path)]
     from torchdevice_lint.cli import build_parser, configure
 
-    assert configure(build_parser().parse_args(args)).preview is False
-    assert configure(build_parser().parse_args([str(tmp_path)])).preview is True
+    assert configure(build_parser().parse_args(args)).settings().preview is False
+    assert configure(build_parser().parse_args([str(tmp_path)])).settings().preview is True
 
 
 def test_defaults_without_any_file(tmp_path):
@@ -362,3 +362,17 @@ def test_folders_above_the_project_never_match_exclude_patterns(tmp_path, monkey
     config = resolve_config([str(outside)])
     assert [os.path.relpath(p, outside) for p in iter_python_files([str(outside)], config)] == ["train.py"]
     assert list(iter_python_files([str(outside / "train.py")], config)) == [str(outside / "train.py")]
+
+
+def test_per_file_ignores_are_explicit_in_one_settings_value(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.torchdevice-lint]\nselect = ["TDL001"]\ndevice-style = "accelerator"\n'
+        'per-file-ignores = {"tests/*" = ["TDL0"]}\n'
+    )
+    config = resolve_config([str(tmp_path)])
+    in_tests = config.settings_for(str(tmp_path / "tests" / "test_x.py"))
+    assert in_tests.select == ("TDL001",) and in_tests.file_ignores == ("TDL0",)
+    assert in_tests.device_style == "accelerator"
+    assert in_tests.enabled_rules() == []
+    assert config.settings_for(str(tmp_path / "train.py")) is config.settings()
+    assert [rule.code for rule in config.settings().enabled_rules()] == ["TDL001"]

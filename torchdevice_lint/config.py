@@ -12,7 +12,7 @@ import difflib
 import keyword
 import os
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
@@ -49,16 +49,13 @@ class Config:
     path: Optional[Path] = None
     #: The folder ``exclude`` and ``per-file-ignores`` patterns are relative to.
     root: Path = field(default_factory=Path.cwd)
-    select: Optional[tuple[str, ...]] = None
-    ignore: tuple[str, ...] = ()
+    #: Which rules run and how fixes are written, for files no ``per-file-ignores`` pattern matches.
+    base: Settings = Settings()
     #: (gitignore-style pattern, codes) pairs, in file order.
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True
-    device_name: Optional[str] = None
-    device_style: str = "cuda"
-    preview: bool = False
     #: The per-file budget: seconds to check one file, and levels of nesting it may have.
     file_timeout: float = Budget.seconds
     max_nesting: int = Budget.depth
@@ -69,26 +66,12 @@ class Config:
     # ----------------------------------------------------------------- settings
     def settings(self) -> Settings:
         """The engine settings for files no ``per-file-ignores`` pattern matches."""
-        return Settings(
-            select=self.select,
-            ignore=self.ignore,
-            preview=self.preview,
-            device_style=self.device_style,
-            device_name=self.device_name,
-        )
+        return self.base
 
     def settings_for(self, path: str) -> Settings:
-        """The engine settings for one file: `settings` less the codes its patterns ignore.
-
-        A per-file ignore always wins, even over a longer prefix in ``select``.
-        """
-        base = self.settings()
-        ignored = self.ignored_codes_for(path)
-        if not ignored:
-            return base
-        kept = tuple(rule.code for rule in base.enabled_rules() if not rule.code.startswith(ignored))
-        # An empty selection must still select nothing: no rule code starts with "-".
-        return replace(base, select=kept or ("-",), ignore=())
+        """The engine settings for one file: `settings` with the codes its patterns ignore
+        (which win even over a longer prefix in ``select``)."""
+        return self.base.for_file(self.ignored_codes_for(path))
 
     def ignored_codes_for(self, path: str) -> tuple[str, ...]:
         if not self.per_file_ignores:
@@ -113,7 +96,18 @@ class Config:
         given = {key: value for key, value in values.items() if value is not None}
         if "select" in given and "ignore" not in given:
             given["ignore"] = ()
-        return replace(self, **given)
+        return _with_settings(self, given)
+
+
+#: The keys of a configuration that are `Settings` fields; the rest are `Config` fields.
+_SETTINGS_FIELDS = frozenset(item.name for item in fields(Settings))
+
+
+def _with_settings(config: Config, values: dict[str, Any]) -> Config:
+    """``config`` with ``values`` (field names of `Settings` or `Config`) put in their place."""
+    settings = {key: value for key, value in values.items() if key in _SETTINGS_FIELDS}
+    rest = {key: value for key, value in values.items() if key not in _SETTINGS_FIELDS}
+    return replace(config, base=replace(config.base, **settings), **rest)
 
 
 # ------------------------------------------------------------------ discovery
@@ -182,7 +176,7 @@ def load_config(path: Path, required: bool = False) -> Config:
         return Config(path=path, root=root)
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.{TABLE}] must be a table")
-    return Config(path=path, root=root, **parse_table(table, str(path)))
+    return _with_settings(Config(path=path, root=root), parse_table(table, str(path)))
 
 
 _KEYS = (
@@ -192,7 +186,8 @@ _KEYS = (
 
 
 def parse_table(table: Mapping[str, Any], source: str) -> dict[str, Any]:
-    """Check every key and value; return `Config` field values. ``source`` names the file in errors."""
+    """Check every key and value; return `Settings` and `Config` field values by name. ``source``
+    names the file in errors."""
     values: dict[str, Any] = {}
     for key, value in table.items():
         where = f"{source}: [tool.{TABLE}] {key}"

@@ -113,7 +113,7 @@ class Linter:
         path: Optional[str] = None,
     ) -> RuleContext:
         """Analyse the module once and walk it once for every rule; ``text`` is its source."""
-        analysis = FileAnalysis(module, self.settings.device_style, self.settings.device_name, text, project, path)
+        analysis = FileAnalysis(module, self.settings, text, project, path)
         context = RuleContext(analysis)
         handlers: dict[type, list[Callable[[cst.CSTNode], None]]] = {}
         for rule_class in self.rules:

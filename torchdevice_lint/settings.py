@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
+from torchdevice_lint.analysis.binding import DEVICE_STYLES
 from torchdevice_lint.rule import Rule
 from torchdevice_lint.rules import ALL_RULES
 
-#: How a fix may spell a new device binding (``--device-style``).
-DEVICE_STYLES = ("cuda", "accelerator")
+__all__ = ["DEVICE_STYLES", "Settings"]
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,9 @@ class Settings:
 
     ``select`` and ``ignore`` take codes or prefixes (``TDL``, ``TDL00``, ``TDL001``); where both
     match a rule, the longer prefix wins, and a tie goes to ``ignore``. A preview rule runs with
-    ``preview`` or when ``select`` names its full code.
+    ``preview`` or when ``select`` names its full code. ``file_ignores`` (what ``per-file-ignores``
+    turns off for one file) wins over both. The analysis and the rules see the whole value
+    (``FileAnalysis.settings``).
     """
 
     #: Code prefixes to enable; None means every rule that is on by default.
@@ -30,11 +32,19 @@ class Settings:
     device_style: str = "cuda"
     #: Name of the module-level variable a fix binds (None: ``device``, or a free variant).
     device_name: Optional[str] = None
+    #: Code prefixes off for this one file (``per-file-ignores``), whatever ``select`` says.
+    file_ignores: tuple[str, ...] = ()
+
+    def for_file(self, ignored: tuple[str, ...]) -> Settings:
+        """These settings for a file whose ``per-file-ignores`` patterns turn off ``ignored``."""
+        return replace(self, file_ignores=ignored) if ignored else self
 
     def enabled_rules(self) -> list[type[Rule]]:
         return [rule for rule in ALL_RULES if self.is_enabled(rule)]
 
     def is_enabled(self, rule: type[Rule]) -> bool:
+        if _longest_prefix(rule.code, self.file_ignores) is not None:
+            return False
         selected = _longest_prefix(rule.code, self.select or ("TDL",))
         ignored = _longest_prefix(rule.code, self.ignore)
         if selected is None or (ignored is not None and len(ignored) >= len(selected)):

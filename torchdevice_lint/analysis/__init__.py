@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import libcst as cst
 
@@ -16,6 +16,9 @@ from torchdevice_lint.analysis.project import EMPTY_INDEX, ProjectClass, Project
 from torchdevice_lint.analysis.receivers import Receiver, ReceiverJudge
 from torchdevice_lint.analysis.tree import assignment_targets, walk
 from torchdevice_lint.analysis.values import UNKNOWN, Kind, Place, Value
+
+if TYPE_CHECKING:  # settings imports the rules, which import this package
+    from torchdevice_lint.settings import Settings
 
 #: Stands for a value the derivation does not follow: it reads no name.
 _UNFOLLOWED = cst.Integer("0")
@@ -31,8 +34,7 @@ class FileAnalysis:
     def __init__(
         self,
         module: cst.Module,
-        device_style: str = "cuda",
-        device_name: Optional[str] = None,
+        settings: Optional[Settings] = None,
         source_text: Optional[str] = None,
         project: Optional[ProjectIndex] = None,
         path: Optional[str] = None,
@@ -47,7 +49,13 @@ class FileAnalysis:
         #: Classes of the project's files, seen from this one (see `analysis.project`).
         self.project = ProjectView(project or EMPTY_INDEX, path, text)
         self.flow = FlowAnalysis(module, self.imports, text, self.project)
-        self.binder = DeviceBinder(self.flow, self.imports, device_style, device_name)
+        #: The run's settings (None: the defaults), for rules that read more than the binding.
+        self.settings = settings
+        self.binder = (
+            DeviceBinder(self.flow, self.imports, settings.device_style, settings.device_name)
+            if settings is not None
+            else DeviceBinder(self.flow, self.imports)
+        )
         self._meetings_by_origin: Optional[dict[cst.Call, Meeting]] = None
         self._unplaced_by_origin: Optional[dict[cst.Call, list[Meeting]]] = None
         self._argument_derived: dict[cst.FunctionDef, dict[str, str]] = {}

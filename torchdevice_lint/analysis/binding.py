@@ -24,7 +24,7 @@ from torchdevice_lint.analysis.values import Kind
 
 _CANDIDATE_GLOBAL_NAMES = ("device", "torch_device", "default_device")
 
-#: How each ``--device-style`` spells the portable device.
+#: How each ``--device-style`` spells the portable device (the styles a configuration may name).
 DEVICE_STYLES = {
     "cuda": '{torch}.device("cuda" if {torch}.cuda.is_available() else "cpu")',
     "accelerator": (
