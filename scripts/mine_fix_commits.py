@@ -140,6 +140,16 @@ def changed_lines(before: list[str], after: list[str]) -> tuple[set[int], list[s
     return changed, written, pairs
 
 
+def miss_context(path: str, before: str) -> str:
+    """What kind of code a missed fix was in: a test, code that never named a device before
+    the commit (a CPU program ported to the GPU, not a bug), or other code."""
+    parts = path.lower().split("/")
+    if any(part in ("test", "tests", "testing") for part in parts[:-1]) or parts[-1].startswith("test_") \
+            or parts[-1].endswith("_test.py") or parts[-1] == "conftest.py":
+        return "test"
+    return "other" if _DEVICE_CODE.search(before) or "cuda" in before else "no device before"
+
+
 def _signature(finding: Finding, lines: list[str]) -> tuple[str, str]:
     return finding.code, lines[finding.line - 1].strip() if finding.line <= len(lines) else ""
 
@@ -193,7 +203,8 @@ def mine(repo: str, linter: Linter, rules: tuple[str, ...], args: argparse.Names
                             counts[0] += 1
                             counts[1] += hit
                         if not hit:
-                            tally.missed.append((rule, f"{name} {commit[:10]} {path}", old.strip(), new.strip()))
+                            where = f"{name} {commit[:10]} {path} [{miss_context(path, before)}]"
+                            tally.missed.append((rule, where, old.strip(), new.strip()))
         tally.commits += counted
 
 

@@ -98,7 +98,7 @@ def pairwise_margin(anchor: torch.Tensor, positive: torch.Tensor, margin: float 
 
 
 def one_hot_targets(labels: torch.Tensor, num_classes: int):
-    targets = torch.zeros(labels.size(0), num_classes)  # miss: TDL013  meets labels in scatter_, a method call
+    targets = torch.zeros(labels.size(0), num_classes)  # expect: TDL003  meets labels in scatter_, a method call
     return targets.scatter_(1, labels.unsqueeze(1), 1.0)
 
 

@@ -74,11 +74,11 @@ def extract_features(encoder: nn.Module, loader, device, dim: int, size: int):
 
 @torch.no_grad()
 def knn_predict(feature: torch.Tensor, bank: torch.Tensor, bank_labels: torch.Tensor, classes: int, k: int = 20):
-    """Inputs of unknown place: the one-hot table follows nobody."""
+    """Inputs on the caller's device: the one-hot table made on the CPU meets their index in scatter_."""
     sim = feature @ bank.t()
     weights, idx = sim.topk(k, dim=-1)
     neighbours = bank_labels[idx]
-    one_hot = torch.zeros(feature.size(0) * k, classes)  # ok: TDL003
+    one_hot = torch.zeros(feature.size(0) * k, classes)  # expect: TDL003
     one_hot.scatter_(1, neighbours.view(-1, 1), 1.0)
     return (one_hot.view(feature.size(0), k, classes) * weights.unsqueeze(-1)).sum(1).argmax(-1)
 

@@ -117,6 +117,8 @@ class FileAnalysis:
         partner = next((m.partner for m in meetings if m.partner in from_arguments), None)
         if partner is None:
             return None
+        if not self.flow.touches_device and functions[-1].name.value in self.flow.called_names:
+            return None  # a file that names no device and runs this function itself: the host
         # The fix reads the device of a tensor bound before the call: the partner, or else the
         # argument it is computed from (`same = labels == ...` comes after `eye = torch.eye(n)`).
         source = partner if self.bound_before(partner, statement, functions[0]) else from_arguments[partner]
@@ -147,10 +149,11 @@ class FileAnalysis:
                 for target in assignment_targets(node):
                     if isinstance(target, cst.Name):
                         bindings.setdefault(target.value, []).append(node.value)
-                    elif isinstance(target, (cst.Tuple, cst.List)):  # unpacking is not followed
+                    elif isinstance(target, (cst.Tuple, cst.List)):  # the parts of what is unpacked
+                        unpacked = node.value if isinstance(node.value, cst.Name) else _UNFOLLOWED
                         for element in walk(target):
                             if isinstance(element, cst.Name):
-                                bindings.setdefault(element.value, []).append(_UNFOLLOWED)
+                                bindings.setdefault(element.value, []).append(unpacked)
         changed = True
         while changed:
             changed = False

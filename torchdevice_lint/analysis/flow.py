@@ -148,9 +148,13 @@ class FlowAnalysis:
         self._judge_classes()
         # A module's forward runs on whatever device its caller chose, named in this file or
         # not; a file that makes its own modules and never names a device runs them on the host.
-        made_here = {n.func.value for n in walk(self.module) if isinstance(n, cst.Call) and isinstance(n.func, cst.Name)}
+        #: Names this file calls: its own functions and classes that it runs itself.
+        self.called_names = {
+            n.func.value for n in walk(self.module) if isinstance(n, cst.Call) and isinstance(n.func, cst.Name)
+        }
         self.touches_device |= any(
-            info.is_module and info.running_methods and name not in made_here for name, info in self.classes.items()
+            info.is_module and info.running_methods and name not in self.called_names
+            for name, info in self.classes.items()
         )
         module_scope = Scope(self.module, None, None)
         self.scopes[self.module] = module_scope
@@ -582,6 +586,9 @@ class FlowAnalysis:
         elif isinstance(target, (cst.Tuple, cst.List)):
             sources = source.elements if isinstance(source, (cst.Tuple, cst.List)) else None
             values = value.elements
+            if values is None and value.kind is Kind.TENSOR:
+                # ``row, col = edge_index``: the rows of a tensor, where it lives.
+                values = tuple(replace(value, elements=None) for _ in target.elements)
             unpackable = values is not None and len(values) == len(target.elements)
             for index, element in enumerate(target.elements):
                 if isinstance(element, cst.StarredElement) or values is None or not unpackable:
@@ -957,13 +964,13 @@ class FlowAnalysis:
         # A function walked again (its callers' values now known) judges its sites again.
         self.meetings.pop(site, None)
         self.unplaced_meetings.pop(site, None)
-        if not self.touches_device or self._expecting_errors:
+        if self._expecting_errors:
             return
         origins = [origin for _, value in participants if value.is_cpu_factory_tensor for origin in value.origins]
         if not origins:
             return
         device_side = [(expr, value) for expr, value in participants if value.place is Place.DEVICE]
-        if device_side:
+        if device_side and self.touches_device:
             partner = next(
                 (expr.value for expr, value in device_side if isinstance(expr, cst.Name) and value.kind is Kind.TENSOR),
                 None,
@@ -1084,17 +1091,36 @@ def names_used_as_tensors(function: cst.FunctionDef, imports: ImportTable, lenie
     and being passed to ``torch.*`` functions."""
     evidence = torch_api.TENSOR_ONLY_METHODS | (_FORWARD_TENSOR_EVIDENCE if lenient else frozenset())
     found: set[str] = set()
+    #: ``row, col = edge_index``: what the rows show of the tensor they come from.
+    unpacked_from: dict[str, str] = {}
     stack: list[cst.CSTNode] = [function.body]
     while stack:
         node = stack.pop()
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value in evidence:
             found.add(node.value.value)
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name)
+            and node.func.attr.value in _CALLED_TENSOR_EVIDENCE
+        ):
+            found.add(node.func.value.value)
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Name):
+            for target in node.targets:
+                if isinstance(target.target, (cst.Tuple, cst.List)):
+                    for element in target.target.elements:
+                        if isinstance(element.value, cst.Name):
+                            unpacked_from[element.value.value] = node.value.value
         if lenient and isinstance(node, cst.Call) and (imports.qualified_name(node.func) or "").startswith("torch."):
             found.update(arg.value.value for arg in node.args if isinstance(arg.value, cst.Name) and not arg.keyword)
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
         stack.extend(iter_child_nodes(node))
-    return found
+    return found | {unpacked_from[name] for name in found if name in unpacked_from}
+
+
+#: Methods that, called on a name, show it is a tensor (NumPy's ``size`` is no method).
+_CALLED_TENSOR_EVIDENCE = frozenset({"size", "dim", "view"})
 
 
 def _without_origins(value: Value) -> Value:

@@ -51,6 +51,13 @@ FACTORIES_WITHOUT_DEVICE_KEYWORD = frozenset({"torch.from_numpy"})
 COMBINING_FUNCTIONS = frozenset(
     {
         "torch.cat",
+        "torch.bucketize",
+        "torch.searchsorted",
+        "torch.gather",
+        "torch.index_select",
+        "torch.scatter",
+        "torch.scatter_add",
+        "torch.index_add",
         "torch.concat",
         "torch.concatenate",
         "torch.stack",
@@ -123,6 +130,10 @@ COMBINING_METHODS = frozenset(
         "le",
         "gt",
         "ge",
+        # Indices and sources written into (or read from) the receiver: one device for all.
+        "index_copy", "index_copy_", "index_add", "index_add_", "index_put_", "index_select",
+        "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_",
+        "masked_scatter_", "gather", "take_along_dim",
     }
 )
 
