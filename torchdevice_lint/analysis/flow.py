@@ -16,6 +16,7 @@ from typing import Iterable, Optional, Sequence, Union
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.devices import looks_like_device_name, parse_device
 from torchdevice_lint.analysis.imports import ImportTable, dotted_name
 from torchdevice_lint.analysis.project import ProjectView
 from torchdevice_lint.analysis.tree import (
@@ -39,16 +40,8 @@ ENTRY_METHODS = frozenset(
 
 _DEVICE_MENTION = re.compile(r"\bcuda\b|device|\.to\(|\bmps\b|accelerator|\bxpu\b")
 
-#: Identifiers that, bound to anything but None, name the run's device.
-DEVICE_NAME_HINTS = ("device", "dev")
-
 #: Wrappers around an iterable that yield its items unchanged (or with an index first).
 _PASS_THROUGH_ITERATORS = frozenset({"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter"})
-
-
-def looks_like_device_name(identifier: str) -> bool:
-    lowered = identifier.lower()
-    return lowered in DEVICE_NAME_HINTS or lowered.endswith("_device")
 
 
 @dataclass
@@ -668,7 +661,7 @@ class FlowAnalysis:
             return self._evaluate_conditional(node, scope)
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
             text = string_value(node)
-            if text is not None and names_device(text):
+            if text is not None and parse_device(text) is not None:
                 return DEVICE_OBJECT
             self._evaluate_children(node, scope)
             return UNKNOWN
@@ -1006,7 +999,7 @@ def device_argument_place(node: cst.BaseExpression, values: dict) -> Place:
     if text is not None:
         if text.startswith("cpu"):
             return Place.CPU
-        return Place.DEVICE if names_device(text) else Place.UNKNOWN
+        return Place.DEVICE if parse_device(text) is not None else Place.UNKNOWN
     if isinstance(node, cst.Call) and node.args:
         inner = string_value(node.args[0].value)
         if inner is not None and inner.startswith("cpu"):
@@ -1041,12 +1034,6 @@ def is_zero_dim_factory(call: cst.Call, qualified: str) -> bool:
 
 
 _SIZE_FIRST_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn"})
-
-
-def names_device(text: str) -> bool:
-    """``"cuda"``, ``"cuda:1"``, ``"cpu"``, ``"mps"``: a string that is a device."""
-    head, _, index = text.partition(":")
-    return head in ("cuda", "cpu", "mps", "xpu") and (not index or index.isdigit())
 
 
 def combine(values: Sequence[Value]) -> Value:

@@ -101,6 +101,12 @@ def string_value(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+def is_compared(parent: Optional[cst.CSTNode]) -> bool:
+    """A child of ``parent`` is an operand of a comparison (``x.device.type == "cuda"``): what it
+    holds is compared, not used."""
+    return isinstance(parent, (cst.Comparison, cst.ComparisonTarget))
+
+
 def is_none(node: Optional[cst.BaseExpression]) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 

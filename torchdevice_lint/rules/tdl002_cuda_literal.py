@@ -4,9 +4,9 @@ from typing import Optional
 
 import libcst as cst
 
-from torchdevice_lint.analysis.flow import looks_like_device_name
+from torchdevice_lint.analysis.devices import looks_like_device_name, names_a_device, names_cuda
 from torchdevice_lint.analysis.guards import in_code_named_for_cuda, in_cuda_only_test, under_device_check
-from torchdevice_lint.analysis.tree import positional_arguments, string_value, walk
+from torchdevice_lint.analysis.tree import is_compared, positional_arguments, string_value, walk
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import expression
@@ -123,7 +123,7 @@ class CudaLiteral(Rule):
             return
         parent = self.context.parent()
         if isinstance(node, cst.Call):
-            if isinstance(parent, cst.Comparison) or isinstance(parent, cst.ComparisonTarget):
+            if is_compared(parent):
                 return
         elif not self._used_as_device(parent):
             return
@@ -139,7 +139,7 @@ class CudaLiteral(Rule):
         if isinstance(node, cst.Call):
             args = positional_arguments(node)
             text = string_value(args[0]) if args else None
-            if text is None or not _is_cuda(text) or (len(args) > 1 and _mentions_rank(args[1])):
+            if text is None or not names_cuda(text) or (len(args) > 1 and _mentions_rank(args[1])):
                 return None
             return f"torch.device({text!r})"
         if isinstance(node, cst.FormattedString):
@@ -150,7 +150,7 @@ class CudaLiteral(Rule):
                 return None
             return f"f{node.start[-1]}{first.value}...{node.end}"
         text = string_value(node)
-        return repr(text) if text is not None and _is_cuda(text) else None
+        return repr(text) if text is not None and names_cuda(text) else None
 
     def _used_as_device(self, parent: Optional[cst.CSTNode]) -> bool:
         if isinstance(parent, cst.Arg):
@@ -168,9 +168,9 @@ class CudaLiteral(Rule):
 
     def _assigned_to_device_name(self, parent: Optional[cst.CSTNode]) -> bool:
         if isinstance(parent, cst.Assign):
-            return any(_names_a_device(target.target) for target in parent.targets)
+            return any(names_a_device(target.target) for target in parent.targets)
         if isinstance(parent, cst.AnnAssign):
-            return _names_a_device(parent.target)
+            return names_a_device(parent.target)
         if isinstance(parent, cst.Param):
             return looks_like_device_name(parent.name.value)
         return False
@@ -255,19 +255,6 @@ class CudaLiteral(Rule):
         if isinstance(node, cst.Call):
             return node.with_changes(args=[node.args[0].with_changes(value=choice, comma=cst.MaybeSentinel.DEFAULT)])
         return choice
-
-
-def _is_cuda(text: str) -> bool:
-    head, _, index = text.partition(":")
-    return head == "cuda" and (not index or index.isdigit())
-
-
-def _names_a_device(target: cst.BaseExpression) -> bool:
-    if isinstance(target, cst.Name):
-        return looks_like_device_name(target.value)
-    if isinstance(target, cst.Attribute):
-        return looks_like_device_name(target.attr.value)
-    return False
 
 
 def _mentions_rank(expression: cst.BaseExpression) -> bool:

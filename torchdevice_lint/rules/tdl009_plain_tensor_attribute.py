@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchdevice_lint.analysis import Kind, Place, torch_api
 from torchdevice_lint.analysis.flow import ClassInfo
-from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes, method_named, walk
+from torchdevice_lint.analysis.tree import assignment_targets, is_compared, iter_child_nodes, method_named, walk
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import expression
@@ -249,7 +249,7 @@ class PlainTensorAttribute(Rule):
                     return False  # ``self.strides[i]`` may be a 0-dim element, which mixes freely
                 index -= 1
                 continue
-            if isinstance(parent, (cst.BinaryOperation, cst.Comparison, cst.ComparisonTarget)):
+            if isinstance(parent, cst.BinaryOperation) or is_compared(parent):
                 return True
             if isinstance(parent, cst.AugAssign) and parent.value is node:
                 return True

@@ -5,12 +5,13 @@ from typing import Optional
 
 import libcst as cst
 
+from torchdevice_lint.analysis.devices import parse_device
 from torchdevice_lint.analysis.guards import in_test_code
-from torchdevice_lint.analysis.tree import keyword_argument, positional_arguments, string_value
+from torchdevice_lint.analysis.tree import is_compared, keyword_argument, positional_arguments, string_value
 from torchdevice_lint.rule import Invalid, Rule
 
-#: ``"cuda:1"``: the whole string is a device with an index.
-_INDEXED_DEVICE = re.compile(r"(cuda|xpu|npu):(\d+)")
+#: Device types of machines with several devices, where an index names one of them.
+_INDEXED_TYPES = ("cuda", "xpu", "npu")
 
 #: An ``if`` test that counts devices: code under it knows there are enough.
 _COUNT_TEST = re.compile(r"device_count|n_?gpus?\b|num_gpus?|world_size|gpu_count", re.IGNORECASE)
@@ -97,21 +98,20 @@ class HardcodedDeviceIndex(Rule):
         elif qualified is not None and keyword_argument(node, "device") is not None:
             index = keyword_argument(node, "device")  # torch.zeros(3, device=1)
         number = _integer(index)
-        if number is None or number < 1 or isinstance(self.context.parent(), (cst.Comparison, cst.ComparisonTarget)):
+        if number is None or number < 1 or is_compared(self.context.parent()):
             return
         self._report(node, number, self.analysis.module.code_for_node(node))
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        text = string_value(node)
-        match = _INDEXED_DEVICE.fullmatch(text or "")
-        if match is None or int(match.group(2)) < 1:
+        device = parse_device(string_value(node) or "")
+        if device is None or device.type not in _INDEXED_TYPES or device.index is None or device.index < 1:
             return
         parent = self.context.parent()
-        if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+        if is_compared(parent):
             return
         if isinstance(parent, cst.Expr):
             return  # a docstring
-        self._report(node, int(match.group(2)), node.value)
+        self._report(node, device.index, node.value)
 
     def _report(self, node: cst.CSTNode, index: int, literal: str) -> None:
         if self._counted() or in_test_code(self.analysis.imports, self.context.ancestors):

@@ -8,7 +8,7 @@ import libcst as cst
 from torchdevice_lint.analysis import Place, guards, torch_api
 from torchdevice_lint.analysis.flow import device_argument_place
 from torchdevice_lint.analysis.guards import in_test_code
-from torchdevice_lint.analysis.tree import iter_child_nodes, keyword_argument, positional_arguments, walk
+from torchdevice_lint.analysis.tree import is_compared, iter_child_nodes, keyword_argument, positional_arguments, walk
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import expression
@@ -232,7 +232,7 @@ class PinnedMemory(Rule):
         parent, grandparent = self.context.parent(), self.context.parent(2)
         if isinstance(parent, cst.Attribute) and parent.attr.value in _READING_METHODS:
             return True
-        if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+        if is_compared(parent):
             return True
         return isinstance(parent, cst.Arg) and _calls_builtin(grandparent, _READING_BUILTINS)
 
@@ -310,7 +310,7 @@ class PinnedMemory(Rule):
             if isinstance(parent, cst.Arg):
                 call = path[path.index(parent) - 1]
                 return _calls_builtin(call, _READING_BUILTINS)
-            if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+            if is_compared(parent):
                 return True
             if isinstance(parent, (cst.If, cst.While, cst.IfExp)) and parent.test is child:
                 return True

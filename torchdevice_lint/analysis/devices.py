@@ -1,0 +1,53 @@
+"""Device strings (``"cuda:1"``) and names that hold a device (``device``, ``self.dev``), read one
+way for the flow analysis and every rule."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+#: Device types a device string may name (``torch.device`` accepts more; these are the ones code
+#: written for one machine uses).
+DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "xpu", "npu"})
+
+#: Identifiers that, bound to anything but None, name the run's device.
+DEVICE_NAME_HINTS = ("device", "dev")
+
+
+@dataclass(frozen=True)
+class DeviceString:
+    """A parsed device string: ``"cuda:1"`` is type ``cuda``, index 1; ``"cpu"`` has no index."""
+
+    type: str
+    index: Optional[int] = None
+
+
+def parse_device(text: str) -> Optional[DeviceString]:
+    """The device ``text`` names, or None for a string that is no device (``"cuda_graphs"``)."""
+    head, _, index = text.partition(":")
+    if head not in DEVICE_TYPES or (index and not index.isdigit()):
+        return None
+    return DeviceString(head, int(index) if index else None)
+
+
+def names_cuda(text: str) -> bool:
+    """``"cuda"``, ``"cuda:0"``: a string that is a CUDA device."""
+    device = parse_device(text)
+    return device is not None and device.type == "cuda"
+
+
+def looks_like_device_name(identifier: str) -> bool:
+    """``device``, ``dev``, ``train_device``: a name whose value is a device."""
+    lowered = identifier.lower()
+    return lowered in DEVICE_NAME_HINTS or lowered.endswith("_device")
+
+
+def names_a_device(target: cst.BaseExpression) -> bool:
+    """An assignment target (``device``, ``self.device``) whose name says it holds a device."""
+    if isinstance(target, cst.Name):
+        return looks_like_device_name(target.value)
+    if isinstance(target, cst.Attribute):
+        return looks_like_device_name(target.attr.value)
+    return False
