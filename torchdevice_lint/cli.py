@@ -160,21 +160,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def configure(args: argparse.Namespace) -> Config:
     """The file's settings with the command line's on top."""
-    config = resolve_config(args.paths, args.config, args.isolated)
-    config = config.overridden(
-        select=args.select,
-        ignore=args.ignore,
-        preview=args.preview,
-        device_style=args.device_style,
-        device_name=args.device_name,
-        exclude=args.exclude,
-        respect_gitignore=args.respect_gitignore,
-        file_timeout=args.file_timeout,
-        max_nesting=args.max_nesting,
-    )
-    if args.extend_exclude:
-        config = config.overridden(extend_exclude=config.extend_exclude + args.extend_exclude)
-    return config
+    return resolve_config(args.paths, args.config, args.isolated).overridden(**vars(args))
 
 
 def explain(code: str) -> int:

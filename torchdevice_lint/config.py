@@ -87,20 +87,27 @@ class Config:
     def exclude_patterns(self) -> tuple[str, ...]:
         return self.exclude + self.extend_exclude
 
-    def overridden(self, **values: Any) -> "Config":
-        """A copy with the values given on the command line (None: not given).
+    def overridden(self, **values: Any) -> Config:
+        """A copy with the values given on the command line: each named as a field of `Settings`
+        or of this class (None: not given; other names are not settings and are left out).
 
-        As in Ruff, a ``select`` given on the command line starts the rule selection afresh:
-        the file's ``ignore`` is dropped unless ``ignore`` is given too (``per-file-ignores`` stay).
+        ``extend_exclude`` adds to the file's list. As in Ruff, a ``select`` given on the command
+        line starts the rule selection afresh: the file's ``ignore`` is dropped unless ``ignore``
+        is given too (``per-file-ignores`` stay).
         """
-        given = {key: value for key, value in values.items() if value is not None}
+        given = {key: value for key, value in values.items() if value is not None and key in _FLAG_FIELDS}
         if "select" in given and "ignore" not in given:
             given["ignore"] = ()
+        if "extend_exclude" in given:
+            given["extend_exclude"] = self.extend_exclude + tuple(given["extend_exclude"])
         return _with_settings(self, given)
 
 
 #: The keys of a configuration that are `Settings` fields; the rest are `Config` fields.
 _SETTINGS_FIELDS = frozenset(item.name for item in fields(Settings))
+
+#: What the command line may set: the fields of both but where the file is and what it held.
+_FLAG_FIELDS = (_SETTINGS_FIELDS | {item.name for item in fields(Config)}) - {"path", "root", "base", "file_ignores"}
 
 
 def _with_settings(config: Config, values: dict[str, Any]) -> Config:
