@@ -7,6 +7,7 @@ shared by a module-scoped fixture and single runs are used where they suffice.
 import contextlib
 import io
 import json
+import os
 import re
 import textwrap
 from pathlib import Path
@@ -134,10 +135,82 @@ def test_changed_output_is_a_difference_and_fails_the_cli(cli_json):
     assert status == 1
 
 
-def test_hanging_program_is_reported_as_timeout(tmp_path):
-    program = write_program(tmp_path / "hang.py", "while True:\n    pass\n")
+def test_hanging_program_is_reported_as_timeout_and_killed_with_what_it_started(tmp_path):
+    program = write_program(tmp_path / "hang.py", """\
+        import subprocess, sys
+        helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        open("helper.pid", "w").write(str(helper.pid))
+        while True:
+            pass
+    """)
     run = run_program(Case("hang", program, None), "original", "cpu", timeout=4)
     assert run.status == "timeout" and "no result after 4 s" in run.error
+    helper = int((tmp_path / "helper.pid").read_text())
+    assert not _alive(helper)
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie, killed and waiting for its reaper, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def run_twice(tmp_path, body: str, device: str = "cpu") -> list:
+    program = write_program(tmp_path / "probe.py", body)
+    return [run_program(Case("probe", program, None), "original", device, timeout=60) for _ in range(2)]
+
+
+def test_each_program_runs_in_a_fresh_process_forked_from_one_server(tmp_path):
+    """torch is imported once per verifier (the server), yet no program sees another's state."""
+    first, second = run_twice(tmp_path, """\
+        import os
+        seen_before = getattr(torch, "_probe_mark", False)
+        torch._probe_mark = True
+        return {"pid": os.getpid(), "parent": os.getppid(), "seen_before": seen_before}
+    """)
+    assert first.ok and second.ok, (first.details, second.details)
+    assert first.outputs["parent"] == second.outputs["parent"] != os.getpid()
+    assert first.outputs["pid"] != second.outputs["pid"]
+    assert first.outputs["seen_before"] is second.outputs["seen_before"] is False
+
+
+def test_a_program_runs_in_its_folder_with_cuda_hidden_on_the_cpu(tmp_path):
+    body = """\
+        import os
+        return [os.getcwd(), os.environ.get("CUDA_VISIBLE_DEVICES", "unset")]
+    """
+    program = write_program(tmp_path / "where.py", body)
+    on_cpu = run_program(Case("where", program, None), "original", "cpu", timeout=60)
+    assert on_cpu.outputs == [str(tmp_path), ""]
+    simulated = run_program(Case("where", program, None), "original", "simulated", timeout=60)
+    assert simulated.outputs == [str(tmp_path), os.environ.get("CUDA_VISIBLE_DEVICES", "unset")]
+
+
+def test_a_crashing_program_is_that_run_s_failure_and_the_next_runs(tmp_path):
+    crashed, _ = run_twice(tmp_path, """\
+        import ctypes
+        print("about to crash", file=sys.stderr, flush=True)
+        ctypes.string_at(0)
+    """.replace("import ctypes", "import ctypes, sys"))
+    assert crashed.status == "crash" and crashed.error == "process died: about to crash"
+    healthy = run_program(Case("ok", write_program(tmp_path / "ok.py", "return 1\n"), None),
+                          "original", "simulated", timeout=60)
+    assert healthy.ok and healthy.outputs == 1
+
+
+def test_a_program_that_kills_the_server_fails_alone_and_a_new_server_takes_over(tmp_path):
+    killer = write_program(tmp_path / "killer.py", """\
+        import os, signal, time
+        os.kill(os.getppid(), signal.SIGKILL)
+        time.sleep(600)
+    """)
+    killed = run_program(Case("killer", killer, None), "original", "cpu", timeout=60)
+    assert killed.status == "crash" and "the verifier's worker died (exit status -9)" in killed.error
+    first, second = run_twice(tmp_path, "import os\nreturn os.getppid()\n")
+    assert first.ok and first.outputs == second.outputs
 
 
 def test_raising_program_is_reported_with_its_error(tmp_path):

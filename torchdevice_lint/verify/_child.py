@@ -1,14 +1,18 @@
-"""Run one program's entry point in this (fresh) process and save what it returns.
+"""Run one program's entry point in a fresh process and save what it returns.
 
-The verifier starts one child per program and device, so that a crash, a hang
-or a stray global in user code never reaches the verifier itself:
+Every program and device gets a process of its own, so that a crash, a hang or
+a stray global in user code never reaches the verifier itself, nor another
+program. Those processes are forked from one server that imported torch once
+(``--serve``; `torchdevice_lint.verify.forkserver` talks to it): a cold
+``import torch`` per program was most of the verifier's time. Each forked child
+gets its own session, folder, environment, stdout and stderr, then runs `main`
+with arguments such as
 
-    python path/to/verify/_child.py --device simulated \\
-        --file case/original.py --entry run --out result.pt --report report.json
+    --device simulated --file case/original.py --entry run --out result.pt --report report.json
 
-It runs as a script, not with ``-m``, so that the user's program sees neither
-this package (``torchdevice_lint/__init__`` imports the linter engine) nor its
-folder on ``sys.path``.
+The server runs as a script, not with ``-m``, so that the user's program sees
+neither this package (``torchdevice_lint/__init__`` imports the linter engine)
+nor its folder on ``sys.path``.
 
 The report (JSON) says ``ok`` with the devices the returned tensors were on, or
 ``error`` with the exception; the outputs are saved on the CPU with
@@ -19,10 +23,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
+import gc
 import importlib
 import importlib.util
 import json
 import os
+import selectors
+import signal
 import sys
 import traceback
 import warnings
@@ -62,6 +70,7 @@ def _make_deterministic() -> None:
             torch.use_deterministic_algorithms(True, warn_only=True)
 
 
+@functools.lru_cache(maxsize=None)
 def _load_sibling(name: str) -> Any:
     """Import a module of this folder by path, without importing the package."""
     spec = importlib.util.spec_from_file_location(
@@ -147,11 +156,110 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if report["status"] == "ok" else 1
 
 
+# -- the fork server ------------------------------------------------------------
+#
+# Requests come on stdin, one JSON object a line: {"id", "argv", "cwd", "env", "stdout",
+# "stderr"}. Replies go to stdout, one a line: {"id", "pid"} once the child is forked, then
+# {"id", "returncode"} once it has ended (negative: killed by that signal). EOF on stdin ends
+# the server and the children it still has.
+
+
+def serve() -> int:
+    import torch  # noqa: F401  (the point: imported once, inherited by every child)
+
+    with contextlib.suppress(ImportError):
+        # An optimizer's first step imports it (sympy included): 2-3 s in every child otherwise.
+        import torch._dynamo  # noqa: F401
+    _make_deterministic()
+    _load_sibling("simulated_cuda")
+    gc.freeze()  # a collection in a child would touch, and so copy, every page of the server
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so that SIGCHLD wakes select
+    children: dict[int, int] = {}  # pid -> request id
+    selector = selectors.DefaultSelector()
+    selector.register(0, selectors.EVENT_READ)
+    selector.register(wake_read, selectors.EVENT_READ)
+    pending = b""
+    while True:
+        for key, _ in selector.select():
+            if key.fd == wake_read:
+                os.read(wake_read, 4096)
+                continue
+            chunk = os.read(0, 1 << 16)
+            if not chunk:  # the verifier is gone or done
+                for pid in children:
+                    _kill_group(pid)
+                return 0
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                request = json.loads(line)
+                pid = os.fork()
+                if pid == 0:
+                    os.close(wake_read)
+                    os.close(wake_write)
+                    _run_forked(request)  # never returns
+                children[pid] = request["id"]
+                _reply({"id": request["id"], "pid": pid})
+        _reap(children)
+
+
+def _run_forked(request: dict[str, Any]) -> None:
+    """In the forked child: become the process `main` expects, run it, and exit."""
+    code = 70
+    try:
+        os.setsid()  # its own process group: a timeout kills it and anything it started
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        for fd, path, flags in (
+            (0, os.devnull, os.O_RDONLY),
+            (1, request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+            (2, request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+        ):
+            opened = os.open(path, flags, 0o600)
+            os.dup2(opened, fd)
+            os.close(opened)
+        sys.argv = [sys.argv[0], *request["argv"]]
+        code = main(request["argv"])
+    finally:
+        with contextlib.suppress(BaseException):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)  # skip interpreter teardown: user threads must not hang the exit
+
+
+def _reap(children: dict[int, int]) -> None:
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        request = children.pop(pid, None)
+        if request is not None:
+            _reply({"id": request, "returncode": os.waitstatus_to_exitcode(status)})
+
+
+def _reply(message: dict[str, Any]) -> None:
+    data = (json.dumps(message) + "\n").encode()
+    while data:
+        data = data[os.write(1, data):]
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
 if __name__ == "__main__":
     if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
         del sys.path[0]  # runner.py, cli.py... must not shadow the user's modules
-    sys.stdout.flush()
-    code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)  # skip interpreter teardown: user threads must not hang the exit
+    if sys.argv[1:] != ["--serve"]:
+        sys.exit("usage: _child.py --serve (requests on stdin; see torchdevice_lint.verify.forkserver)")
+    sys.exit(serve())

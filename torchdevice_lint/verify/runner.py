@@ -14,8 +14,9 @@ stands in for the fixed form. For each case the verifier
 4. reports an original that fails where its fixed form runs as the bug the
    fix removed, and any failing fixed program as a failure.
 
-Every program runs in its own subprocess (``_child``) with a timeout. torch is
-imported lazily so that the pytest plugin can import this package cheaply.
+Every program runs in a process of its own with a timeout, forked from a server that
+imported torch once (`forkserver`). torch is imported lazily so that the pytest plugin
+can import this package cheaply.
 """
 
 from __future__ import annotations
@@ -23,9 +24,6 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -33,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-CHILD_SCRIPT = Path(__file__).resolve().with_name("_child.py")
+from torchdevice_lint.verify.forkserver import shared_server
+
 REFERENCE = ("fixed", "cpu")
 GENERATED = "no fixed.py stored: verified the codemod's output"
 REPORT_ONLY = "leaves the original (report only): verified suggested.py"
@@ -252,11 +251,16 @@ def real_cuda_available() -> bool:
 
 
 def _child_environment(device: str) -> dict[str, str]:
+    env = _server_environment()
+    if device == "cpu":
+        env["CUDA_VISIBLE_DEVICES"] = ""  # hide a real GPU from torch itself
+    return env
+
+
+def _server_environment() -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS
     env.setdefault("PYTHONHASHSEED", "0")
-    if device == "cpu":
-        env["CUDA_VISIBLE_DEVICES"] = ""  # hide a real GPU from torch itself
     return env
 
 
@@ -266,36 +270,35 @@ def _last_line(text: str) -> str:
 
 
 def run_program(case: Case, program: str, device: str, timeout: float) -> ProgramRun:
-    """Run ``case``'s original or fixed program on ``device`` in a fresh subprocess."""
+    """Run ``case``'s original or fixed program on ``device`` in a process of its own."""
     import torch
 
     path = case.original if program == "original" else case.fixed
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="torchdevice-verify-") as scratch:
-        out, report = Path(scratch) / "outputs.pt", Path(scratch) / "report.json"
-        command = [
-            sys.executable, str(CHILD_SCRIPT),
+        files = Path(scratch)
+        out, report, stderr_file = files / "outputs.pt", files / "report.json", files / "stderr"
+        argv = [
             "--device", device, "--file", str(path), "--entry", case.entry,
             "--out", str(out), "--report", str(report),
         ]
-        command += ["--module", case.module] if case.module else []
+        argv += ["--module", case.module] if case.module else []
         for entry in case.search_path:
-            command += ["--path", entry]
-        child = subprocess.Popen(
-            command, cwd=case.original.parent, env=_child_environment(device),
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, errors="replace", start_new_session=True,
+            argv += ["--path", entry]
+        ended = shared_server(_server_environment()).run(
+            argv, cwd=case.original.parent, env=_child_environment(device),
+            stdout=files / "stdout", stderr=stderr_file, timeout=timeout,
         )
-        try:
-            _, stderr = child.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(child.pid, signal.SIGKILL)  # the child and anything it started
-            child.communicate()
-            return ProgramRun(program, device, "timeout", f"no result after {timeout:g} s",
-                              seconds=time.monotonic() - started)
         seconds = time.monotonic() - started
+        if ended.timed_out:
+            return ProgramRun(program, device, "timeout", f"no result after {timeout:g} s",
+                              seconds=seconds)
+        stderr = stderr_file.read_text(errors="replace") if stderr_file.is_file() else ""
+        if ended.server_died:
+            return ProgramRun(program, device, "crash", f"process died: {ended.server_died}",
+                              details=stderr[-4000:], seconds=seconds)
         if not report.is_file():
-            error = _last_line(stderr) or f"exit status {child.returncode}"
+            error = _last_line(stderr) or f"exit status {ended.returncode}"
             return ProgramRun(program, device, "crash", f"process died: {error}",
                               details=stderr[-4000:], seconds=seconds)
         result = json.loads(report.read_text())
@@ -419,7 +422,7 @@ def verify_cases(
     check_fix: bool = True,
     finished: Optional[Callable[[CaseResult], None]] = None,
 ) -> list[CaseResult]:
-    """Verify every case, running all their programs in parallel subprocesses.
+    """Verify every case, running all their programs in parallel, each in a process of its own.
 
     ``finished(result)`` is called as each case is judged, once its last program has ended (a
     run over many cases takes minutes: the CLI prints each verdict as it comes)."""
