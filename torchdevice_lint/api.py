@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional, overload
 
 from torchdevice_lint.analysis import ProjectIndex
-from torchdevice_lint.engine import Linter
+from torchdevice_lint.engine import FixResult, Linter
 from torchdevice_lint.findings import Finding
 from torchdevice_lint.notebook import fix_notebook, is_notebook, lint_notebook
 from torchdevice_lint.parsing import Source
@@ -32,10 +32,9 @@ def lint_source(
     >>> [f.code for f in lint_source("import torch\\nmodel = Net().cuda()\\n")]
     ['TDL001']
     """
-    linter = Linter(settings, noqa=noqa)
-    if filename is not None and is_notebook(filename):
-        return lint_notebook(source.encode("utf-8") if isinstance(source, str) else source, linter)
-    return sorted(linter.lint(source, project, filename), key=lambda f: (f.line, f.column, f.code))
+    notebook = filename is not None and is_notebook(filename)
+    findings = lint_file(source, Linter(settings, noqa=noqa), notebook=notebook, project=project, path=filename)
+    return findings if notebook else sorted(findings, key=lambda f: (f.line, f.column, f.code))
 
 
 @overload
@@ -64,9 +63,44 @@ def fix_source(
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model = Net().to(device)
     """
-    linter = Linter(settings)
-    if filename is not None and is_notebook(filename):
-        data = source.encode("utf-8") if isinstance(source, str) else source
-        fixed = fix_notebook(data, linter, unsafe=unsafe).data
-        return fixed.decode("utf-8") if isinstance(source, str) else fixed
-    return linter.fix(source, unsafe=unsafe).source
+    notebook = filename is not None and is_notebook(filename)
+    return fix_file(source, Linter(settings), unsafe=unsafe, notebook=notebook).source
+
+
+def lint_file(
+    source: Source,
+    linter: Linter,
+    *,
+    notebook: bool,
+    project: Optional[ProjectIndex] = None,
+    path: Optional[str] = None,
+    cell_errors: Optional[list[str]] = None,
+) -> list[Finding]:
+    """The findings of a Python file, or (``notebook``) of a notebook's JSON cell by cell: the one
+    place the API and the CLI tell the two apart. ``cell_errors`` collects the notebook cells that
+    do not parse (the others are still checked); without it such a cell fails the notebook."""
+    if notebook:
+        return lint_notebook(_as_bytes(source), linter, cell_errors)
+    return linter.lint(source, project, path)
+
+
+def fix_file(
+    source: Source,
+    linter: Linter,
+    *,
+    unsafe: bool,
+    notebook: bool,
+    project: Optional[ProjectIndex] = None,
+    path: Optional[str] = None,
+    cell_errors: Optional[list[str]] = None,
+) -> FixResult:
+    """`Linter.fix` of a Python file, or of a notebook's JSON cell by cell; the source comes back
+    in the type it was given."""
+    if not notebook:
+        return linter.fix(source, unsafe=unsafe, project=project, path=path)
+    fixed = fix_notebook(_as_bytes(source), linter, unsafe=unsafe, cell_errors=cell_errors)
+    return FixResult(fixed.data.decode("utf-8") if isinstance(source, str) else fixed.data, fixed.remaining, fixed.applied)
+
+
+def _as_bytes(source: Source) -> bytes:
+    return source.encode("utf-8") if isinstance(source, str) else source

@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from torchdevice_lint.analysis.project import ProjectIndex
+from torchdevice_lint.api import fix_file, lint_file
 from torchdevice_lint.cache import ResultCache
 from torchdevice_lint.engine import Linter
 from torchdevice_lint.files import STDIN, TEMPORARY_PREFIX, TEMPORARY_SUFFIX, describe
 from torchdevice_lint.findings import Finding
 from torchdevice_lint.guard import Budget, TooComplex, within_budget
-from torchdevice_lint.notebook import MAX_CODE_BYTES, fix_notebook, is_notebook, lint_notebook
+from torchdevice_lint.notebook import MAX_CODE_BYTES, is_notebook
 from torchdevice_lint.parsing import SourceError
 from torchdevice_lint.settings import Settings
 
@@ -84,20 +85,18 @@ def process_file(
     cell_errors: list[str] = []
 
     def work() -> None:
-        if notebook:
-            if fix:
-                fixed = fix_notebook(result.original, linter, unsafe=unsafe, cell_errors=cell_errors)
-                result.fixed, result.findings, result.applied = fixed.data, fixed.remaining, fixed.applied
-            else:
-                result.findings = lint_notebook(result.original, linter, cell_errors)
-            if cell_errors:
-                result.error, result.partial = "; ".join(cell_errors) + " (the other cells were checked)", True
-        elif fix:
-            outcome = linter.fix(result.original, unsafe=unsafe, project=project, path=path)
+        if fix:
+            outcome = fix_file(
+                result.original, linter, unsafe=unsafe, notebook=notebook, project=project, path=path, cell_errors=cell_errors
+            )
             assert isinstance(outcome.source, bytes)
             result.fixed, result.findings, result.applied = outcome.source, outcome.remaining, outcome.applied
         else:
-            result.findings = linter.lint(result.original, project, path)
+            result.findings = lint_file(
+                result.original, linter, notebook=notebook, project=project, path=path, cell_errors=cell_errors
+            )
+        if cell_errors:
+            result.error, result.partial = "; ".join(cell_errors) + " (the other cells were checked)", True
 
     try:
         within_budget(result.original, work, budget)
