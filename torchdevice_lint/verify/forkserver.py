@@ -73,6 +73,7 @@ class ForkServer:
                        "stdout": str(stdout), "stderr": str(stderr)}
             try:
                 process = request.server = self._server()
+                assert process.stdin is not None  # started with stdin=PIPE
                 process.stdin.write((json.dumps(message) + "\n").encode())
                 process.stdin.flush()
             except OSError:  # the server died just now; its reader ends this request
@@ -92,6 +93,7 @@ class ForkServer:
             process, self._process = self._process, None
         if process is not None:
             with contextlib.suppress(OSError):
+                assert process.stdin is not None  # started with stdin=PIPE
                 process.stdin.close()
             try:
                 process.wait(REAP_GRACE)
@@ -114,6 +116,7 @@ class ForkServer:
         return self._process
 
     def _read_replies(self, process: subprocess.Popen, stderr: IO[bytes]) -> None:
+        assert process.stdout is not None  # started with stdout=PIPE
         for line in process.stdout:
             reply = json.loads(line)
             with self._lock:
