@@ -18,8 +18,10 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
-from torchdevice_lint.analysis.flow import FlowAnalysis, Scope
+from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.flow import FlowAnalysis, Scope, names_used_as_tensors
 from torchdevice_lint.analysis.imports import ImportTable
+from torchdevice_lint.analysis.tree import walk
 from torchdevice_lint.analysis.values import Kind
 
 _CANDIDATE_GLOBAL_NAMES = ("device", "torch_device", "default_device")
@@ -52,6 +54,7 @@ class DeviceBinder:
         #: The configured name for a new binding (``device-name``); tried before the defaults.
         self.preferred_name = name
         self.global_name = self._free_global_name()
+        self._strict_evidence: dict[cst.FunctionDef, _Evidence] = {}
 
     # ----------------------------------------------------------------- choice
     def choose(
@@ -67,11 +70,14 @@ class DeviceBinder:
             name = _bound_device_name(scope, site)
             if name is not None:
                 return DeviceChoice(name)
-        if partner is not None and scopes and bound_before(scopes[0], partner, site):
+        if partner is not None and scopes and bound_before(scopes[0], partner, site) and self._reads_device(
+            scopes[0], partner
+        ):
             return DeviceChoice(f"{partner}.device")
         for scope in scopes:
-            if scope.device_tensor_params:
-                return DeviceChoice(f"{scope.device_tensor_params[0]}.device")
+            known = [name for name in scope.device_tensor_params if self._reads_device(scope, name)]
+            if known:
+                return DeviceChoice(f"{known[0]}.device")
         innermost = scopes[0] if scopes else None
         if (
             innermost is not None
@@ -87,6 +93,35 @@ class DeviceBinder:
         if name is not None:
             return DeviceChoice(name)
         return DeviceChoice(self.global_name, inserts_binding=True)
+
+    def tensor_parameter_in(self, function: cst.FunctionDef, expression: cst.CSTNode) -> Optional[str]:
+        """A parameter of ``function`` that ``expression`` computes with and that is known to be
+        a tensor: ``torch.empty(e.shape, device="cuda")`` in ``def kernel(e, g)`` gives ``e``."""
+        scope = self.flow.scopes.get(function)
+        if scope is None:
+            return None
+        used = {node.value for node in walk(expression) if isinstance(node, cst.Name)}
+        parameters = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        parameters += [p.name.value for p in function.params.kwonly_params]
+        return next((name for name in parameters if name in used and self._reads_device(scope, name)), None)
+
+    def _reads_device(self, scope: Scope, name: str) -> bool:
+        """Whether a fix may write ``name.device``: the name is known to be a tensor.
+
+        The flow's guess for a parameter counts unless the body also uses it as a size, a
+        count, an index or a flag (``torch.zeros(1, batch_size, h)``, ``range(n)``, ``x[i]``,
+        ``if verbose:``) with no tensor-only use to outweigh it (a ``Tensor`` annotation, a
+        tensor-only method, its ``.device`` read). Locals hold what the flow computed."""
+        value = scope.env.get(name)
+        if value is None or value.kind is not Kind.TENSOR:
+            return False
+        function = scope.node
+        if not isinstance(function, cst.FunctionDef) or name not in _parameter_names(function):
+            return True
+        evidence = self._strict_evidence.get(function)
+        if evidence is None:
+            evidence = self._strict_evidence[function] = _strict_tensor_evidence(function, self.imports)
+        return name in evidence.tensors or name not in evidence.sizes
 
     # -------------------------------------------------------------- insertion
     def binding_statements(self) -> list[cst.BaseStatement]:
@@ -137,6 +172,44 @@ def bound_before(scope: Scope, name: str, site: int) -> bool:
     """Whether ``name`` is first bound in ``scope`` before the statement numbered ``site``."""
     order = scope.bound_at.get(name)
     return order is not None and order < site
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    #: Parameters the body shows are tensors.
+    tensors: frozenset[str]
+    #: Names the body uses as a size, a count, an index or a flag (a positional argument of a
+    #: torch factory, ``range(n)``, a subscript, an ``if`` test).
+    sizes: frozenset[str]
+
+
+def _parameter_names(function: cst.FunctionDef) -> list[str]:
+    params = function.params
+    return [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+
+
+def _strict_tensor_evidence(function: cst.FunctionDef, imports: ImportTable) -> _Evidence:
+    tensors = set(names_used_as_tensors(function, imports, lenient=False))
+    for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
+        annotation = param.annotation
+        if annotation is not None and (imports.qualified_name(annotation.annotation) or "") == "torch.Tensor":
+            tensors.add(param.name.value)
+    sizes: set[str] = set()
+    for node in walk(function.body):
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value == "device":
+            tensors.add(node.value.value)
+        if isinstance(node, cst.Call):
+            callee = imports.qualified_name(node.func) or ""
+            if callee in torch_api.FACTORIES or (isinstance(node.func, cst.Name) and node.func.value == "range"):
+                sizes.update(arg.value.value for arg in node.args if arg.keyword is None and isinstance(arg.value, cst.Name))
+        if isinstance(node, cst.SubscriptElement) and isinstance(node.slice, cst.Index):
+            if isinstance(node.slice.value, cst.Name):
+                sizes.add(node.slice.value.value)
+        if isinstance(node, (cst.If, cst.While, cst.IfExp)) and isinstance(node.test, cst.Name):
+            sizes.add(node.test.value)  # a flag
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not) and isinstance(node.expression, cst.Name):
+            sizes.add(node.expression.value)
+    return _Evidence(frozenset(tensors), frozenset(sizes))
 
 
 def _is_import_line(statement: cst.CSTNode) -> bool:

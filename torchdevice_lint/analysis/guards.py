@@ -11,6 +11,7 @@ from typing import Sequence
 import libcst as cst
 
 from torchdevice_lint.analysis.imports import ImportTable
+from torchdevice_lint.analysis.tree import walk
 
 #: Words in an ``if`` test or a decorator that make it a device choice.
 _DEVICE_WORDS = ("cuda", "gpu", "cpu", "device", "accelerator", "available", "mps")
@@ -73,6 +74,36 @@ def _exits(body: cst.BaseSuite) -> bool:
     if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
         return isinstance(last.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
     return isinstance(last, (cst.Return, cst.Raise, cst.Continue, cst.Break))
+
+
+#: Libraries whose code paths exist only on CUDA: Triton kernels, bitsandbytes' k-bit paths.
+_CUDA_ONLY_LIBRARIES = ("triton", "bitsandbytes")
+
+
+def in_cuda_only_code(imports: ImportTable, ancestors: Sequence[cst.CSTNode]) -> bool:
+    """Inside code that is CUDA-only by construction: a Triton kernel (``@triton.jit``), a
+    launcher (a function that calls ``kernel[grid](...)`` in a file importing Triton), or a
+    function that calls into ``bitsandbytes``. Moving it to the CPU cannot make it run."""
+    if not any(full.split(".")[0] in _CUDA_ONLY_LIBRARIES for full in imports.aliases.values()):
+        return False
+    imports_triton = any(full.split(".")[0] == "triton" for full in imports.aliases.values())
+    for node in ancestors:
+        if not isinstance(node, cst.FunctionDef):
+            continue
+        if any(_from_cuda_only_library(imports, d.decorator) for d in node.decorators):
+            return True
+        for inner in walk(node.body):
+            if imports_triton and isinstance(inner, cst.Call) and isinstance(inner.func, cst.Subscript):
+                return True  # kernel[grid](...): a Triton launch
+            if isinstance(inner, (cst.Attribute, cst.Name)) and _from_cuda_only_library(imports, inner):
+                return True
+    return False
+
+
+def _from_cuda_only_library(imports: ImportTable, node: cst.BaseExpression) -> bool:
+    target = node.func if isinstance(node, cst.Call) else node
+    name = imports.qualified_name(target) or ""
+    return name.split(".")[0] in _CUDA_ONLY_LIBRARIES
 
 
 def in_test_code(imports: ImportTable, ancestors: Sequence[cst.CSTNode]) -> bool:

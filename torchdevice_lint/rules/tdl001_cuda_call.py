@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
-from torchdevice_lint.analysis.guards import in_cuda_only_test
+from torchdevice_lint.analysis.guards import in_cuda_only_code, in_cuda_only_test
 from torchdevice_lint.analysis.tree import positional_arguments
-from torchdevice_lint.findings import Safety
+from torchdevice_lint.analysis.values import Kind
+from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import argument, expression, without_trailing_comma
 
@@ -41,7 +44,10 @@ class CudaCall(Rule):
 
     ## Fix safety
     Safe: `.cuda()` becomes `.to(device)` with a device already in scope (or one new
-    module-level `device` binding), keeping `non_blocking` and `memory_format`. Unsafe when
+    module-level `device` binding), keeping `non_blocking` and `memory_format`; a device the
+    call names stays (`.cuda(w.device)` becomes `.to(w.device)`, `.cuda(t.get_device())`
+    becomes `.to(t.device)`). An object of a class of the project with its own `cuda()` but
+    no `to()` is reported without a fix. Unsafe when
     the call names a device index (`.cuda(1)`, `.cuda(args.gpu)`): the fix drops it, which
     changes the GPU used on a multi-GPU machine.
     """
@@ -59,6 +65,8 @@ class CudaCall(Rule):
         "use_cuda = args.cuda",
         "def cuda(self):\n    return self.to('cuda')",
         "@unittest.skipIf(not torch.cuda.is_available(), 'no GPU')\ndef test_kernel():\n    x = torch.ones(2).cuda()",
+        "import triton\n\ndef launch(x):\n    y = x.cuda()\n    _kernel[(1,)](y)\n    return y",
+        "import bitsandbytes as bnb\n\ndef quantize(w):\n    return bnb.functional.quantize_4bit(w.cuda())",
     )
     invalid = (
         Invalid(
@@ -81,6 +89,21 @@ class CudaCall(Rule):
             "    def forward(self, x: torch.Tensor):\n        h = torch.zeros(3).to(x.device)\n        return x + h\n",
         ),
         Invalid("model.cuda()\nbatch.cuda()\n", count=2),
+        Invalid(
+            "import torch\nfrom torch import nn\n\nclass Decoder(nn.Module):\n    def forward(self, batch_size, encoded):\n"
+            "        hidden = torch.zeros(1, batch_size, 4).cuda()\n        return encoded.unsqueeze(0) + hidden\n",
+            "import torch\nfrom torch import nn\n\nclass Decoder(nn.Module):\n    def forward(self, batch_size, encoded):\n"
+            "        hidden = torch.zeros(1, batch_size, 4).to(encoded.device)\n        return encoded.unsqueeze(0) + hidden\n",
+        ),
+        Invalid(
+            "def fused(weight, bias, y):\n    w = weight.cuda(bias.device)\n    return y.cuda(bias.get_device()) + w\n",
+            "def fused(weight, bias, y):\n    w = weight.to(bias.device)\n    return y.to(bias.device) + w\n",
+            count=2,
+        ),
+        Invalid(
+            "class Sampler:\n    def cuda(self):\n        return self\n\nsampler = Sampler()\nsampler.cuda()\n",
+            "class Sampler:\n    def cuda(self):\n        return self\n\nsampler = Sampler()\nsampler.cuda()\n",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -89,12 +112,26 @@ class CudaCall(Rule):
             return
         if self.analysis.qualified_name(func) is not None:  # torch.cuda itself, not a method
             return
-        if in_cuda_only_test(self.analysis.module, self.context.ancestors):
+        if in_cuda_only_test(self.analysis.module, self.context.ancestors) or in_cuda_only_code(
+            self.analysis.imports, self.context.ancestors
+        ):
             return
         kept = [arg for arg in node.args if arg.keyword is not None and arg.keyword.value != "device"]
         drops_index = len(kept) != len(node.args)
         if any(arg.star for arg in node.args):
             self.report(node)
+            return
+        owner = self.analysis.class_of(func.value)
+        if owner is not None and owner.cuda_without_to:
+            self.report(node)  # the class moves its tensors by hand: `.to()` does not exist there
+            return
+        named = self._named_device(node)
+        if named is not None:
+            replacement = node.with_changes(
+                func=func.with_changes(attr=cst.Name("to")),
+                args=without_trailing_comma([argument(named), *kept]),
+            )
+            self.report(node, fix=Fix(Safety.SAFE, ((node, replacement),)))
             return
         device = self.context.device_for()
         replacement = node.with_changes(
@@ -103,3 +140,24 @@ class CudaCall(Rule):
         )
         safety = Safety.UNSAFE if drops_index or positional_arguments(node) else Safety.SAFE
         self.report(node, fix=self.device_fix([(node, replacement)], device, safety))
+
+    def _named_device(self, node: cst.Call) -> Optional[cst.BaseExpression]:
+        """The device the call names, to keep: ``.cuda(w.device)`` and ``.cuda(device)`` as they
+        are, ``.cuda(t.get_device())`` as ``t.device`` (an index there, a device for ``.to``)."""
+        device_args = [arg for arg in node.args if arg.keyword is None or arg.keyword.value == "device"]
+        if len(device_args) != 1:
+            return None
+        value = device_args[0].value
+        if isinstance(value, cst.Attribute) and value.attr.value == "device":
+            return value
+        if (
+            isinstance(value, cst.Call)
+            and not value.args
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "get_device"
+        ):
+            return cst.Attribute(value=value.func.value, attr=cst.Name("device"))
+        if isinstance(value, cst.Name) and self.analysis.value_of(value).kind is Kind.DEVICE:
+            if not self.analysis.value_of(value).defaults_to_cpu:
+                return value
+        return None

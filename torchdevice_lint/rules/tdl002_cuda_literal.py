@@ -5,8 +5,13 @@ from typing import Optional
 import libcst as cst
 
 from torchdevice_lint.analysis.devices import looks_like_device_name, names_a_device, names_cuda
-from torchdevice_lint.analysis.guards import in_code_named_for_cuda, in_cuda_only_test, under_device_check
-from torchdevice_lint.analysis.tree import is_compared, positional_arguments, string_value, walk
+from torchdevice_lint.analysis.guards import (
+    in_code_named_for_cuda,
+    in_cuda_only_code,
+    in_cuda_only_test,
+    under_device_check,
+)
+from torchdevice_lint.analysis.tree import positional_arguments, string_value, walk
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import expression
@@ -28,7 +33,9 @@ class CudaLiteral(Rule):
     placed there raises `Torch not compiled with CUDA enabled`. The guarded idiom
     `"cuda" if torch.cuda.is_available() else "cpu"` runs everywhere and still uses the GPU
     when there is one. Comparisons (`x.device.type == "cuda"`) and `autocast(device_type=...)`
-    are not devices and are never flagged.
+    are not devices and are never flagged, nor is a `torch.device` only used as a dictionary
+    key, an index or in a comparison. Triton launchers and `bitsandbytes` paths are CUDA-only
+    by construction and left alone.
 
     ## Example
     ```python
@@ -45,7 +52,9 @@ class CudaLiteral(Rule):
     ## Fix safety
     A `torch.device(...)` assigned to any name, or a string assigned to a variable or
     parameter default named like a device, gets the guarded idiom in place; any other use is
-    replaced by the device already bound in scope. Safe for a bare `"cuda"`. Unsafe when the
+    replaced by the device already bound in scope; in a function, the device of a tensor
+    parameter the call computes with (`torch.empty(e.shape, device="cuda")` in `def f(e)`
+    becomes `device=e.device`) comes first. Safe for a bare `"cuda"`. Unsafe when the
     literal names an index (`"cuda:0"`, `torch.device("cuda", 1)`), since the fix drops it.
     f-strings such as `f"cuda:{rank}"` are reported without a fix.
     """
@@ -71,6 +80,9 @@ class CudaLiteral(Rule):
         'train = dict(device="cuda", max_iter=10)',
         'def fit(model, device="cuda"):\n    model.to(device)\n\nfit(net, "cpu")\nfit(net, device=d)',
         'class CUDAAccelerator:\n    def devices(self, ids):\n        return [torch.device("cuda", i) for i in ids]',
+        'def test_keys():\n    d0 = torch.device("cuda:0")\n    table = {d0: 1, torch.device("cuda:1"): 2}\n'
+        "    assert table[d0] == 1",
+        'import triton\n\ndef launch(x):\n    out = torch.empty(x.shape, device="cuda")\n    _kernel[(1,)](x, out)\n    return out',
     )
     invalid = (
         Invalid(
@@ -98,6 +110,12 @@ class CudaLiteral(Rule):
         ),
         Invalid('import torch\ny = x.to(torch.device("cuda", 1))\n', count=1),
         Invalid(
+            'import torch\n\ndef swiglu(e: torch.Tensor, g):\n    h = torch.empty(e.shape, dtype=e.dtype, device="cuda")\n'
+            "    return h.copy_(e * g)\n",
+            'import torch\n\ndef swiglu(e: torch.Tensor, g):\n    h = torch.empty(e.shape, dtype=e.dtype, device=e.device)\n'
+            "    return h.copy_(e * g)\n",
+        ),
+        Invalid(
             'import torch\nGPU = torch.device("cuda", 0)\n',
             'import torch\nGPU = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n',
         ),
@@ -123,7 +141,7 @@ class CudaLiteral(Rule):
             return
         parent = self.context.parent()
         if isinstance(node, cst.Call):
-            if is_compared(parent):
+            if _only_looked_up(node, parent) or self._assigned_only_looked_up(parent):
                 return
         elif not self._used_as_device(parent):
             return
@@ -175,6 +193,25 @@ class CudaLiteral(Rule):
             return looks_like_device_name(parent.name.value)
         return False
 
+    def _assigned_only_looked_up(self, parent: Optional[cst.CSTNode]) -> bool:
+        """``dev = torch.device("cuda:0")`` whose every use is a dictionary key, a comparison
+        or a string: the device value never places a tensor."""
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
+            return False
+        target = parent.targets[0].target
+        if not isinstance(target, cst.Name):
+            return False
+        functions = self.context.enclosing_functions()
+        scope: cst.CSTNode = functions[0] if functions else self.analysis.module
+        uses = 0
+        for node in walk(scope):
+            for child, looked_up in _children_with_role(node):
+                if isinstance(child, cst.Name) and child.value == target.value and child is not target:
+                    if not looked_up:
+                        return False
+                    uses += 1
+        return uses > 0
+
     def _default_is_relied_on(self, param: cst.Param) -> bool:
         """A ``device="cuda"`` default matters when this file calls without passing it.
 
@@ -222,6 +259,7 @@ class CudaLiteral(Rule):
             under_device_check(module, ancestors)
             or in_cuda_only_test(module, ancestors)
             or in_code_named_for_cuda(ancestors)
+            or in_cuda_only_code(self.analysis.imports, ancestors)
         )
 
     def _inside_cuda_api(self) -> bool:
@@ -241,8 +279,19 @@ class CudaLiteral(Rule):
         assigned_device_object = isinstance(node, cst.Call) and isinstance(parent, (cst.Assign, cst.AnnAssign))
         if assigned_device_object or self._assigned_to_device_name(parent):
             return Fix(safety, ((node, self._guarded(node)),))
+        tensor = self._tensor_computed_with(parent)
+        if tensor is not None:
+            return Fix(safety, ((node, expression(f"{tensor}.device")),))
         device = self.context.device_for()
         return self.device_fix([(node, expression(device.expression))], device, safety)
+
+    def _tensor_computed_with(self, parent: Optional[cst.CSTNode]) -> Optional[str]:
+        """In ``def kernel(e, g)``, ``torch.empty(e.shape, device="cuda")`` belongs with ``e``."""
+        call = self.context.parent(2)
+        functions = self.context.enclosing_functions()
+        if not (isinstance(parent, cst.Arg) and parent.keyword is not None and isinstance(call, cst.Call) and functions):
+            return None
+        return self.analysis.binder.tensor_parameter_in(functions[0], call)
 
     def _guarded(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """The guarded idiom, in the literal's own form (a string or a ``torch.device``)."""
@@ -255,6 +304,30 @@ class CudaLiteral(Rule):
         if isinstance(node, cst.Call):
             return node.with_changes(args=[node.args[0].with_changes(value=choice, comma=cst.MaybeSentinel.DEFAULT)])
         return choice
+
+
+def _only_looked_up(node: cst.CSTNode, parent: Optional[cst.CSTNode]) -> bool:
+    """``node`` is a dictionary key, a subscript, a comparison operand or a string's content."""
+    if parent is None:
+        return False
+    return any(child is node and looked_up for child, looked_up in _children_with_role(parent))
+
+
+def _children_with_role(node: cst.CSTNode) -> list[tuple[cst.CSTNode, bool]]:
+    """The direct expression children of ``node``, each with whether it is only looked up
+    there (a key, an index, compared, formatted) rather than used as a value. Assignment
+    targets are left out."""
+    if isinstance(node, cst.DictElement):
+        return [(node.key, True), (node.value, False)]
+    if isinstance(node, (cst.Comparison, cst.ComparisonTarget, cst.Index, cst.FormattedStringExpression)):
+        return [(child, True) for child in node.children]
+    if isinstance(node, cst.Arg) or isinstance(node, cst.Call):
+        return [(child, False) for child in node.children]
+    if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+        return [(node.value, False)] if node.value is not None else []
+    if isinstance(node, cst.AssignTarget):
+        return []
+    return [(child, False) for child in node.children]
 
 
 def _mentions_rank(expression: cst.BaseExpression) -> bool:
