@@ -1,7 +1,7 @@
 """Run the linter on the code that real device-fix commits changed, before and after the fix.
 
     python scripts/mine_fix_commits.py GIT_DIR [GIT_DIR ...] [--select TDL003,TDL004]
-        [--grep REGEX] [--since DATE] [--max-commits N] [--show]
+        [--grep REGEX] [--since DATE] [--max-commits N] [--budget SECONDS] [--show]
 
 A repository's history is a labelled corpus nobody on the team wrote: a commit whose message
 speaks of devices and whose diff touches device code is a developer saying "this line was a
@@ -29,6 +29,7 @@ import difflib
 import re
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
@@ -156,7 +157,11 @@ def _signature(finding: Finding, lines: list[str]) -> tuple[str, str]:
 
 def mine(repo: str, linter: Linter, rules: tuple[str, ...], args: argparse.Namespace, tally: Tally) -> None:
     name = repo.rstrip("/").removesuffix("/.git").removesuffix("/repo").rsplit("/", 1)[-1]
+    deadline = time.monotonic() + args.budget if args.budget else None
     for commit, subject in device_commits(repo, args.grep, args.since, args.max_commits):
+        if deadline is not None and time.monotonic() > deadline:
+            print(f"{name}: budget spent, newer commits only", file=sys.stderr)
+            break
         try:
             paths = modified_python_files(repo, commit)
         except subprocess.CalledProcessError:  # a root commit
@@ -236,6 +241,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--grep", default=DEVICE_MESSAGE, help="commit message regex (case-insensitive)")
     parser.add_argument("--since")
     parser.add_argument("--max-commits", type=int, default=2000)
+    parser.add_argument("--budget", type=float, help="seconds per repository: stop at the next commit after it")
     parser.add_argument("--show", action="store_true", help="list every finding on a parent")
     args = parser.parse_args(argv)
     rules = tuple(code.strip() for code in args.select.split(",") if code.strip())

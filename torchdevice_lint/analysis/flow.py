@@ -923,6 +923,10 @@ class FlowAnalysis:
             return combine([value for _, value in tensor_values])
         if module.place is Place.DEVICE or module.is_cpu_factory_tensor:
             tensor_values.append((node.func, module))
+        elif type_name and not type_name.startswith("torch.") and local is None:
+            # A module of another file or library whose forward is not seen may move its inputs
+            # (metric-learning losses move the labels to the embeddings' device).
+            return Value(self._module_result_kind(module))
         self._record_meeting(node, tensor_values)
         place = module.place if module.place is Place.DEVICE else Place.UNKNOWN
         return Value(self._module_result_kind(module), place)
