@@ -10,17 +10,32 @@ on UNKNOWN.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
-from typing import Iterable, Optional, Sequence, Union
+from dataclasses import replace
+from typing import Iterable, Optional, Sequence
 
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.devices import looks_like_device_name, parse_device
+from torchdevice_lint.analysis.evidence import (
+    assigned_names,
+    is_expected_error_block,
+    is_type_test,
+    methods_reached_from,
+    names_used_as_tensors,
+)
 from torchdevice_lint.analysis.imports import ImportTable, dotted_name
 from torchdevice_lint.analysis.project import ProjectView
+from torchdevice_lint.analysis.scopes import ClassInfo, FunctionOrModule, Meeting, Scope
+from torchdevice_lint.analysis.semantics import (
+    combine,
+    device_argument_place,
+    is_zero_dim_factory,
+    only_slices,
+    owns_parameters,
+    tensor_arguments,
+)
 from torchdevice_lint.analysis.tree import (
-    assignment_targets,
     is_none,
     iter_child_nodes,
     keyword_argument,
@@ -31,8 +46,6 @@ from torchdevice_lint.analysis.tree import (
 )
 from torchdevice_lint.analysis.values import DEVICE_OBJECT, UNKNOWN, Kind, Place, Value, merge, merge_call_sites
 
-FunctionOrModule = Union[cst.FunctionDef, cst.Module, cst.ClassDef]
-
 #: Methods of a module whose positional inputs arrive on the module's device.
 ENTRY_METHODS = frozenset(
     {"forward", "training_step", "validation_step", "test_step", "predict_step"}
@@ -42,59 +55,6 @@ _DEVICE_MENTION = re.compile(r"\bcuda\b|device|\.to\(|\bmps\b|accelerator|\bxpu\
 
 #: Wrappers around an iterable that yield its items unchanged (or with an index first).
 _PASS_THROUGH_ITERATORS = frozenset({"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter"})
-
-
-@dataclass
-class Meeting:
-    """A tensor made on the CPU without ``device=`` meets a tensor on the device."""
-
-    site: cst.CSTNode
-    origin: cst.Call
-    #: A name holding a device tensor it meets, usable as ``partner.device`` in a fix.
-    partner: Optional[str]
-
-
-@dataclass
-class ClassInfo:
-    node: cst.ClassDef
-    #: True, False, or None when a base class comes from elsewhere and cannot be judged.
-    is_module: Optional[bool]
-    defines_to: bool
-    attributes: dict[str, Value] = field(default_factory=dict)
-    #: ``forward`` (and the other entry points) with the methods they call on ``self``: where
-    #: the module runs on its device. Elsewhere (``__init__``, setup helpers) it may not yet.
-    running_methods: set[str] = field(default_factory=set)
-
-    @property
-    def converts_in_place(self) -> bool:
-        return bool(self.is_module) or self.defines_to
-
-
-@dataclass
-class Scope:
-    """What one function body (or the module body) binds."""
-
-    node: FunctionOrModule
-    parent: Optional["Scope"]
-    owner_class: Optional[ClassInfo]
-    env: dict[str, Value] = field(default_factory=dict)
-    #: Statement order at which each name was first bound; parameters are bound at the start.
-    bound_at: dict[str, int] = field(default_factory=dict)
-    #: Names bound to a device (``torch.device(...)``, the guarded idiom, a ``device`` param).
-    device_names: dict[str, int] = field(default_factory=dict)
-    #: Parameters that hold tensors on the device, in signature order.
-    device_tensor_params: list[str] = field(default_factory=list)
-    #: Parameters that hold tensors (by annotation, use or the values passed), wherever they live.
-    tensor_params: set[str] = field(default_factory=set)
-    start: int = 0
-
-    def lookup(self, name: str) -> Optional[Value]:
-        scope: Optional[Scope] = self
-        while scope is not None:
-            if name in scope.env:
-                return scope.env[name]
-            scope = scope.parent
-        return None
 
 
 class FlowAnalysis:
@@ -198,7 +158,7 @@ class FlowAnalysis:
                 continue
             elif isinstance(child, cst.ClassDef):
                 self.classes[child.name.value] = ClassInfo(
-                    child, None, method_named(child, "to") is not None, running_methods=_methods_reached_from(child, ENTRY_METHODS)
+                    child, None, method_named(child, "to") is not None, running_methods=methods_reached_from(child, ENTRY_METHODS)
                 )
                 self._collect(child, function, child, function_parents)
                 continue
@@ -383,10 +343,10 @@ class FlowAnalysis:
         elif isinstance(statement, cst.If):
             self._evaluate(statement.test, scope)
             self._walk_branches([statement.body, statement.orelse], scope)
-            if _is_type_test(statement.test):
+            if is_type_test(statement.test):
                 # ``if not isinstance(x, torch.Tensor): x = torch.from_numpy(x)``: a conversion
                 # for callers that pass other types, not a tensor made for this computation.
-                for name in _assigned_names(statement):
+                for name in assigned_names(statement):
                     if name in scope.env:
                         scope.env[name] = _without_origins(scope.env[name])
         elif isinstance(statement, (cst.For,)):
@@ -404,7 +364,7 @@ class FlowAnalysis:
                 value = self._evaluate(item.item, scope)
                 if isinstance(item.item, cst.Call):
                     sets_device |= self.imports.qualified_name(item.item.func) == "torch.device"
-                    expects_error |= _is_expected_error_block(item.item)
+                    expects_error |= is_expected_error_block(item.item)
                 if item.asname is not None:
                     self._assign(item.asname.name, value, scope)
             saved = (self.sets_default_device, self._expecting_errors)
@@ -454,7 +414,7 @@ class FlowAnalysis:
         """
         before = dict(scope.env)
         branches = list(branches)
-        assigned = [_assigned_names(branch) if branch is not None else set() for branch in branches]
+        assigned = [assigned_names(branch) if branch is not None else set() for branch in branches]
         outcomes = []
         for index, branch in enumerate(branches):
             if branch is None:
@@ -655,7 +615,7 @@ class FlowAnalysis:
                            for e in node.slice if isinstance(e.slice, cst.Index)]
                 self._record_meeting(node, [(node.value, receiver), *indices])
             if receiver.kind is Kind.TENSOR:
-                return receiver if _only_slices(node) else Value(Kind.TENSOR, receiver.place)
+                return receiver if only_slices(node) else Value(Kind.TENSOR, receiver.place)
             return Value(place=Place.DEVICE) if receiver.place is Place.DEVICE else UNKNOWN
         if isinstance(node, cst.IfExp):
             return self._evaluate_conditional(node, scope)
@@ -918,7 +878,7 @@ class FlowAnalysis:
         if type_name in torch_api.CPU_TARGET_LOSSES:
             return Value(Kind.TENSOR)
         tensor_values = list(tensor_arguments(argument_values, self.values, lengths_allowed=False))
-        if type_name.startswith("torch.nn.") and not type_name.endswith("Loss") and not _owns_parameters(type_name):
+        if type_name.startswith("torch.nn.") and not type_name.endswith("Loss") and not owns_parameters(type_name):
             # Activations, dropout, pooling: no device of their own; the input passes through.
             return combine([value for _, value in tensor_values])
         if module.place is Place.DEVICE or module.is_cpu_factory_tensor:
@@ -996,196 +956,10 @@ class FlowAnalysis:
         return names
 
 
-# ------------------------------------------------------------------ helpers
-def device_argument_place(node: cst.BaseExpression, values: dict) -> Place:
-    """Where ``device=node`` (or ``.to(node)``) puts a tensor."""
-    text = string_value(node)
-    if text is not None:
-        if text.startswith("cpu"):
-            return Place.CPU
-        return Place.DEVICE if parse_device(text) is not None else Place.UNKNOWN
-    if isinstance(node, cst.Call) and node.args:
-        inner = string_value(node.args[0].value)
-        if inner is not None and inner.startswith("cpu"):
-            return Place.CPU
-    if isinstance(node, cst.Attribute) and node.attr.value == "device" and node.value in values:
-        owner = values[node.value]
-        if owner.kind is Kind.TENSOR or owner.place is not Place.UNKNOWN:
-            return owner.place
-    device = values.get(node, UNKNOWN)
-    if device.kind is Kind.DEVICE:
-        if device.defaults_to_cpu:
-            return Place.UNKNOWN
-        return Place.DEVICE if device.place is Place.UNKNOWN else device.place
-    if isinstance(node, cst.Name) and looks_like_device_name(node.value):
-        return Place.DEVICE
-    return Place.UNKNOWN
-
-
-def is_zero_dim_factory(call: cst.Call, qualified: str) -> bool:
-    """0-dim CPU tensors may meet CUDA tensors; a rank we cannot see counts as 0-dim too."""
-    positional = positional_arguments(call)
-    if qualified in torch_api.DATA_FACTORIES:
-        data = positional[0] if positional else keyword_argument(call, "data")
-        is_sequence = isinstance(data, (cst.List, cst.Tuple)) and bool(data.elements)
-        return not (is_sequence or isinstance(data, cst.ListComp))
-    if qualified == "torch.from_numpy":
-        return False
-    size = positional[0] if positional else keyword_argument(call, "size")
-    if qualified in _SIZE_FIRST_FACTORIES and isinstance(size, cst.Integer) and size.value == "0":
-        return True  # ``torch.empty(0)``: a placeholder to be replaced before use
-    return isinstance(size, (cst.Tuple, cst.List)) and not size.elements
-
-
-_SIZE_FIRST_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn"})
-
-
-def combine(values: Sequence[Value]) -> Value:
-    """The value of an operation on several operands: tensors win, the device wins."""
-    tensors = [value for value in values if value.kind is Kind.TENSOR]
-    placed = [value.place for value in values if value.kind is Kind.TENSOR or value.place is Place.DEVICE]
-    if Place.DEVICE in placed:
-        return Value(Kind.TENSOR if tensors else Kind.UNKNOWN, Place.DEVICE)
-    if not tensors:
-        return UNKNOWN
-    if all(place is Place.CPU for place in placed):
-        return Value(Kind.TENSOR, Place.CPU, frozenset().union(*(value.origins for value in tensors)))
-    return Value(Kind.TENSOR)
-
-
-def tensor_arguments(argument_values, values: dict, lengths_allowed: bool = True):
-    """The (expression, value) pairs passed to a call, looking into list and tuple literals."""
-    for arg, value in argument_values:
-        if not lengths_allowed and looks_like_lengths(arg):
-            continue
-        if isinstance(arg.value, (cst.List, cst.Tuple)):
-            for element in arg.value.elements:
-                yield element.value, values.get(element.value, UNKNOWN)
-        else:
-            yield arg.value, value
-
-
-def looks_like_lengths(arg: cst.Arg) -> bool:
-    """Sequence lengths must stay on the CPU for packing: never ask to move them."""
-    names = [arg.keyword.value] if arg.keyword is not None else []
-    if isinstance(arg.value, cst.Name):
-        names.append(arg.value.value)
-    return any("len" in name.lower() for name in names)
-
-
-#: Attributes that, read off a parameter of ``forward``, show it is a tensor.
-_FORWARD_TENSOR_EVIDENCE = frozenset({"size", "shape", "view", "dim", "ndim", "device", "dtype", "reshape"})
-
-
-def names_used_as_tensors(function: cst.FunctionDef, imports: ImportTable, lenient: bool) -> set[str]:
-    """Names the body treats as tensors: tensor-only methods; in ``forward`` also ``.shape``
-    and being passed to ``torch.*`` functions."""
-    evidence = torch_api.TENSOR_ONLY_METHODS | (_FORWARD_TENSOR_EVIDENCE if lenient else frozenset())
-    found: set[str] = set()
-    #: ``row, col = edge_index``: what the rows show of the tensor they come from.
-    unpacked_from: dict[str, str] = {}
-    stack: list[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value in evidence:
-            found.add(node.value.value)
-        if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
-            and isinstance(node.func.value, cst.Name)
-            and node.func.attr.value in _CALLED_TENSOR_EVIDENCE
-        ):
-            found.add(node.func.value.value)
-        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Name):
-            for target in node.targets:
-                if isinstance(target.target, (cst.Tuple, cst.List)):
-                    for element in target.target.elements:
-                        if isinstance(element.value, cst.Name):
-                            unpacked_from[element.value.value] = node.value.value
-        if lenient and isinstance(node, cst.Call) and (imports.qualified_name(node.func) or "").startswith("torch."):
-            found.update(arg.value.value for arg in node.args if isinstance(arg.value, cst.Name) and not arg.keyword)
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        stack.extend(iter_child_nodes(node))
-    return found | {unpacked_from[name] for name in found if name in unpacked_from}
-
-
-#: Methods that, called on a name, show it is a tensor (NumPy's ``size`` is no method).
-_CALLED_TENSOR_EVIDENCE = frozenset({"size", "dim", "view"})
-
-
 def _without_origins(value: Value) -> Value:
     elements = tuple(_without_origins(e) for e in value.elements) if value.elements is not None else None
     return replace(value, origins=frozenset(), elements=elements)
 
 
-def _methods_reached_from(node: cst.ClassDef, entry_points: frozenset[str]) -> set[str]:
-    """The entry methods a class defines and every method they reach through ``self.m(...)``."""
-    reached: set[str] = set()
-    pending = [name for name in entry_points if method_named(node, name) is not None]
-    while pending:
-        name = pending.pop()
-        method = method_named(node, name)
-        if name in reached or method is None:
-            continue
-        reached.add(name)
-        stack: list[cst.CSTNode] = [method.body]
-        while stack:
-            current = stack.pop()
-            if (
-                isinstance(current, cst.Call)
-                and isinstance(current.func, cst.Attribute)
-                and isinstance(current.func.value, cst.Name)
-                and current.func.value.value == "self"
-            ):
-                pending.append(current.func.attr.value)
-            stack.extend(iter_child_nodes(current))
-    return reached
-
-
-def _owns_parameters(type_name: str) -> bool:
-    return any(word in type_name for word in torch_api.PARAMETER_MODULE_WORDS)
-
-
 def _is_static(function: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
-
-
-def _only_slices(node: cst.Subscript) -> bool:
-    """``x[:n]``, ``x[None, :]``: the rank is kept. An integer index may make a 0-dim tensor."""
-    for element in node.slice:
-        index = element.slice
-        if isinstance(index, cst.Index) and not (
-            isinstance(index.value, cst.Name) and index.value.value == "None" or isinstance(index.value, cst.Ellipsis)
-        ):
-            return False
-    return True
-
-
-def _is_expected_error_block(call: cst.Call) -> bool:
-    """``pytest.raises(...)``, ``self.assertRaises(...)``: errors in the block are the point."""
-    func = call.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return name in ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp")
-
-
-def _is_type_test(test: cst.BaseExpression) -> bool:
-    return any(
-        isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute))
-        and (node.func.value if isinstance(node.func, cst.Name) else node.func.attr.value) in ("isinstance", "is_tensor")
-        for node in walk(test)
-    )
-
-
-def _assigned_names(node: cst.CSTNode) -> set[str]:
-    """Names bound by plain assignments anywhere under ``node`` (not in nested functions)."""
-    names: set[str] = set()
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        for target in assignment_targets(current):
-            names.update(n.value for n in walk(target) if isinstance(n, cst.Name))
-        stack.extend(iter_child_nodes(current))
-    return names

@@ -1,0 +1,103 @@
+"""Evidence from the shapes of code: uses that show a name is a tensor, the methods a module
+runs, type tests and blocks that expect errors."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.imports import ImportTable
+from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes, method_named, walk
+
+#: Attributes that, read off a parameter of ``forward``, show it is a tensor.
+_FORWARD_TENSOR_EVIDENCE = frozenset({"size", "shape", "view", "dim", "ndim", "device", "dtype", "reshape"})
+
+
+def names_used_as_tensors(function: cst.FunctionDef, imports: ImportTable, lenient: bool) -> set[str]:
+    """Names the body treats as tensors: tensor-only methods; in ``forward`` also ``.shape``
+    and being passed to ``torch.*`` functions."""
+    evidence = torch_api.TENSOR_ONLY_METHODS | (_FORWARD_TENSOR_EVIDENCE if lenient else frozenset())
+    found: set[str] = set()
+    #: ``row, col = edge_index``: what the rows show of the tensor they come from.
+    unpacked_from: dict[str, str] = {}
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value in evidence:
+            found.add(node.value.value)
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name)
+            and node.func.attr.value in _CALLED_TENSOR_EVIDENCE
+        ):
+            found.add(node.func.value.value)
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Name):
+            for target in node.targets:
+                if isinstance(target.target, (cst.Tuple, cst.List)):
+                    for element in target.target.elements:
+                        if isinstance(element.value, cst.Name):
+                            unpacked_from[element.value.value] = node.value.value
+        if lenient and isinstance(node, cst.Call) and (imports.qualified_name(node.func) or "").startswith("torch."):
+            found.update(arg.value.value for arg in node.args if isinstance(arg.value, cst.Name) and not arg.keyword)
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(iter_child_nodes(node))
+    return found | {unpacked_from[name] for name in found if name in unpacked_from}
+
+
+#: Methods that, called on a name, show it is a tensor (NumPy's ``size`` is no method).
+_CALLED_TENSOR_EVIDENCE = frozenset({"size", "dim", "view"})
+
+
+def methods_reached_from(node: cst.ClassDef, entry_points: frozenset[str]) -> set[str]:
+    """The entry methods a class defines and every method they reach through ``self.m(...)``."""
+    reached: set[str] = set()
+    pending = [name for name in entry_points if method_named(node, name) is not None]
+    while pending:
+        name = pending.pop()
+        method = method_named(node, name)
+        if name in reached or method is None:
+            continue
+        reached.add(name)
+        stack: list[cst.CSTNode] = [method.body]
+        while stack:
+            current = stack.pop()
+            if (
+                isinstance(current, cst.Call)
+                and isinstance(current.func, cst.Attribute)
+                and isinstance(current.func.value, cst.Name)
+                and current.func.value.value == "self"
+            ):
+                pending.append(current.func.attr.value)
+            stack.extend(iter_child_nodes(current))
+    return reached
+
+
+def is_expected_error_block(call: cst.Call) -> bool:
+    """``pytest.raises(...)``, ``self.assertRaises(...)``: errors in the block are the point."""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name in ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp")
+
+
+def is_type_test(test: cst.BaseExpression) -> bool:
+    return any(
+        isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute))
+        and (node.func.value if isinstance(node.func, cst.Name) else node.func.attr.value) in ("isinstance", "is_tensor")
+        for node in walk(test)
+    )
+
+
+def assigned_names(node: cst.CSTNode) -> set[str]:
+    """Names bound by plain assignments anywhere under ``node`` (not in nested functions)."""
+    names: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        for target in assignment_targets(current):
+            names.update(n.value for n in walk(target) if isinstance(n, cst.Name))
+        stack.extend(iter_child_nodes(current))
+    return names

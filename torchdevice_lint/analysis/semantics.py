@@ -1,0 +1,105 @@
+"""The semantics of torch calls as pure functions: where a ``device=`` argument puts a
+tensor, which factories make 0-dim tensors, what an operation on several operands gives."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import libcst as cst
+
+from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.devices import looks_like_device_name, parse_device
+from torchdevice_lint.analysis.tree import keyword_argument, positional_arguments, string_value
+from torchdevice_lint.analysis.values import UNKNOWN, Kind, Place, Value
+
+
+# ------------------------------------------------------------------ helpers
+def device_argument_place(node: cst.BaseExpression, values: dict) -> Place:
+    """Where ``device=node`` (or ``.to(node)``) puts a tensor."""
+    text = string_value(node)
+    if text is not None:
+        if text.startswith("cpu"):
+            return Place.CPU
+        return Place.DEVICE if parse_device(text) is not None else Place.UNKNOWN
+    if isinstance(node, cst.Call) and node.args:
+        inner = string_value(node.args[0].value)
+        if inner is not None and inner.startswith("cpu"):
+            return Place.CPU
+    if isinstance(node, cst.Attribute) and node.attr.value == "device" and node.value in values:
+        owner = values[node.value]
+        if owner.kind is Kind.TENSOR or owner.place is not Place.UNKNOWN:
+            return owner.place
+    device = values.get(node, UNKNOWN)
+    if device.kind is Kind.DEVICE:
+        if device.defaults_to_cpu:
+            return Place.UNKNOWN
+        return Place.DEVICE if device.place is Place.UNKNOWN else device.place
+    if isinstance(node, cst.Name) and looks_like_device_name(node.value):
+        return Place.DEVICE
+    return Place.UNKNOWN
+
+
+def is_zero_dim_factory(call: cst.Call, qualified: str) -> bool:
+    """0-dim CPU tensors may meet CUDA tensors; a rank we cannot see counts as 0-dim too."""
+    positional = positional_arguments(call)
+    if qualified in torch_api.DATA_FACTORIES:
+        data = positional[0] if positional else keyword_argument(call, "data")
+        is_sequence = isinstance(data, (cst.List, cst.Tuple)) and bool(data.elements)
+        return not (is_sequence or isinstance(data, cst.ListComp))
+    if qualified == "torch.from_numpy":
+        return False
+    size = positional[0] if positional else keyword_argument(call, "size")
+    if qualified in _SIZE_FIRST_FACTORIES and isinstance(size, cst.Integer) and size.value == "0":
+        return True  # ``torch.empty(0)``: a placeholder to be replaced before use
+    return isinstance(size, (cst.Tuple, cst.List)) and not size.elements
+
+
+_SIZE_FIRST_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn"})
+
+
+def combine(values: Sequence[Value]) -> Value:
+    """The value of an operation on several operands: tensors win, the device wins."""
+    tensors = [value for value in values if value.kind is Kind.TENSOR]
+    placed = [value.place for value in values if value.kind is Kind.TENSOR or value.place is Place.DEVICE]
+    if Place.DEVICE in placed:
+        return Value(Kind.TENSOR if tensors else Kind.UNKNOWN, Place.DEVICE)
+    if not tensors:
+        return UNKNOWN
+    if all(place is Place.CPU for place in placed):
+        return Value(Kind.TENSOR, Place.CPU, frozenset().union(*(value.origins for value in tensors)))
+    return Value(Kind.TENSOR)
+
+
+def tensor_arguments(argument_values, values: dict, lengths_allowed: bool = True):
+    """The (expression, value) pairs passed to a call, looking into list and tuple literals."""
+    for arg, value in argument_values:
+        if not lengths_allowed and looks_like_lengths(arg):
+            continue
+        if isinstance(arg.value, (cst.List, cst.Tuple)):
+            for element in arg.value.elements:
+                yield element.value, values.get(element.value, UNKNOWN)
+        else:
+            yield arg.value, value
+
+
+def looks_like_lengths(arg: cst.Arg) -> bool:
+    """Sequence lengths must stay on the CPU for packing: never ask to move them."""
+    names = [arg.keyword.value] if arg.keyword is not None else []
+    if isinstance(arg.value, cst.Name):
+        names.append(arg.value.value)
+    return any("len" in name.lower() for name in names)
+
+
+def owns_parameters(type_name: str) -> bool:
+    return any(word in type_name for word in torch_api.PARAMETER_MODULE_WORDS)
+
+
+def only_slices(node: cst.Subscript) -> bool:
+    """``x[:n]``, ``x[None, :]``: the rank is kept. An integer index may make a 0-dim tensor."""
+    for element in node.slice:
+        index = element.slice
+        if isinstance(index, cst.Index) and not (
+            isinstance(index.value, cst.Name) and index.value.value == "None" or isinstance(index.value, cst.Ellipsis)
+        ):
+            return False
+    return True
