@@ -1,7 +1,7 @@
 """Run the linter on the code that real device-fix commits changed, before and after the fix.
 
     python scripts/mine_fix_commits.py GIT_DIR [GIT_DIR ...] [--select TDL003,TDL004]
-        [--grep REGEX] [--since DATE] [--max-commits N] [--budget SECONDS] [--show]
+        [--grep REGEX] [--since DATE] [--max-commits N] [--budget SECONDS] [--show] [--shaped-only]
 
 A repository's history is a labelled corpus nobody on the team wrote: a commit whose message
 speaks of devices and whose diff touches device code is a developer saying "this line was a
@@ -176,6 +176,10 @@ def mine(repo: str, linter: Linter, rules: tuple[str, ...], args: argparse.Names
             touched = [old_lines[n - 1] for n in changed] + written
             if not any(_DEVICE_CODE.search(line) for line in touched):
                 continue
+            if args.shaped_only and not any(
+                FIX_SHAPES[rule](old, new) for rule in rules if rule in FIX_SHAPES for old, new, _ in pairs
+            ):
+                continue
             try:
                 found_before = linter.lint(before)
                 found_after = linter.lint(after)
@@ -243,6 +247,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--max-commits", type=int, default=2000)
     parser.add_argument("--budget", type=float, help="seconds per repository: stop at the next commit after it")
     parser.add_argument("--show", action="store_true", help="list every finding on a parent")
+    parser.add_argument(
+        "--shaped-only", action="store_true",
+        help="lint only the files where the commit made a fix of a selected rule's shape (recall only, much faster)",
+    )
     args = parser.parse_args(argv)
     rules = tuple(code.strip() for code in args.select.split(",") if code.strip())
     linter = Linter(Settings(select=rules))

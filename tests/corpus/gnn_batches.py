@@ -43,8 +43,8 @@ class SelfLoopGCN(GCN):
 
 
 def to_dense_adj_simple(edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:
-    """edge_index of unknown place."""
-    adj = torch.zeros(num_nodes, num_nodes)  # ok: TDL003
+    """edge_index on the caller's device indexes a CPU table: a bug there."""
+    adj = torch.zeros(num_nodes, num_nodes)  # expect: TDL003
     adj[edge_index[0], edge_index[1]] = 1.0
     return adj
 

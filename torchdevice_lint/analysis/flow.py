@@ -559,8 +559,15 @@ class FlowAnalysis:
             indices = [self._evaluate(e.slice.value, scope) for e in target.slice if isinstance(e.slice, cst.Index)]
             if any(index.kind is Kind.TENSOR for index in indices):
                 # ``x[index] = value`` with a tensor index puts values in place: ``value`` must
-                # live where ``x`` does (basic slicing copies, and may cross devices).
-                self._record_meeting(target, [(target.value, receiver), (source, value)])
+                # live where ``x`` does (basic slicing copies, and may cross devices); a CPU
+                # ``x`` takes no device index either (the reverse is allowed).
+                participants = [(target.value, receiver), (source, value)]
+                if receiver.is_cpu_factory_tensor:
+                    participants += [
+                        (element.slice.value, index)
+                        for element, index in zip((e for e in target.slice if isinstance(e.slice, cst.Index)), indices)
+                    ]
+                self._record_meeting(target, participants)
 
     def _set_attribute(self, owner: ClassInfo, name: str, value: Value, source: Optional[cst.BaseExpression]) -> None:
         if value.kind is Kind.UNKNOWN and looks_like_device_name(name) and source is not None and not is_none(source):
