@@ -49,6 +49,19 @@ def _child_fields(node_type: type) -> tuple[str, ...]:
     return cached
 
 
+#: type -> whether its instances are nodes; ``isinstance`` against the abstract ``CSTNode``
+#: goes through ``ABCMeta.__instancecheck__``, which dominated walking a tree.
+_IS_NODE_TYPE: dict[type, bool] = {}
+
+
+def _is_node(value: object) -> bool:
+    value_type = type(value)
+    known = _IS_NODE_TYPE.get(value_type)
+    if known is None:
+        known = _IS_NODE_TYPE[value_type] = issubclass(value_type, cst.CSTNode)
+    return known
+
+
 def iter_child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The syntactic children of a node in source order.
 
@@ -57,12 +70,12 @@ def iter_child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """
     for name in _child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (tuple, list)):
+        if type(value) is tuple or type(value) is list:
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                if _is_node(item):
                     yield item
+        elif _is_node(value):
+            yield value
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
