@@ -47,7 +47,7 @@ _FACTORY_CALL = re.compile(
     r"torch\.(zeros|ones|empty|full|arange|linspace|logspace|eye|tensor|as_tensor|rand|randn"
     r"|randint|randperm|tril_indices|triu_indices|from_numpy)\("
 )
-_BARE_TO = re.compile(r"^\s*[\w.\[\]]+\.(to|cuda|cpu)\(.*\)\s*$")
+_BARE_TO = re.compile(r"^\s*(?P<receiver>[\w.\[\]]+)\.(?P<method>to|cuda|cpu)\(.*\)\s*$")
 
 
 def _adds_device_to_factory(old: str, new: str) -> bool:
@@ -62,7 +62,13 @@ def _adds_device_to_factory(old: str, new: str) -> bool:
 
 
 def _assigns_bare_conversion(old: str, new: str) -> bool:
-    return bool(_BARE_TO.match(old)) and "=" in new.split("(", 1)[0] and "=" not in old.split("(", 1)[0]
+    """The bare statement kept, its result now assigned (difflib also pairs unrelated lines)."""
+    bare = _BARE_TO.match(old)
+    if not bare or "=" in old.split("(", 1)[0]:
+        return False
+    target, equals, value = new.partition("=")
+    call = f"{bare['receiver']}.{bare['method']}("
+    return bool(equals) and "(" not in target and value.strip().startswith(call)
 
 
 def _copies_to_host_before_numpy(old: str, new: str) -> bool:

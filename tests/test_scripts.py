@@ -115,3 +115,18 @@ def test_measure_counts_findings_per_rule():
 )
 def test_a_tdl008_fix_copies_to_the_host_before_numpy(old, new, shaped):
     assert load("mine_fix_commits").FIX_SHAPES["TDL008"](old, new) is shaped
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "shaped"),
+    [
+        ("    hook_result.cpu()", "    hook_result = hook_result.cpu()", True),
+        ("    x[0].to(device)", "    x[0] = x[0].to(device, non_blocking=True)", True),
+        # difflib pairs unrelated lines of a replaced block: not a fix of the statement.
+        ("    self._model.to(xm.xla_device())", "    self.device = xm.xla_device()", False),
+        ("    model.cuda(ids[0])", "    root_gpu = 0", False),
+        ("    x = x.to(device)", "    x = x.to(device, non_blocking=True)", False),
+    ],
+)
+def test_a_tdl004_fix_assigns_the_same_conversion(old, new, shaped):
+    assert load("mine_fix_commits").FIX_SHAPES["TDL004"](old, new) is shaped
