@@ -257,3 +257,54 @@ def test_fix_notebook_reports_what_remains():
     result = fix_notebook(dump(document).encode(), Linter())
     assert result.applied == 1
     assert [(f.cell, f.line) for f in result.remaining] == [(1, 3)]  # the unsafe one, after the new binding line
+
+
+# A cell copied from inside a function: IPython removes the first line's indentation from
+# every line that starts with it (the blank line and the less indented comment keep theirs).
+INDENTED = notebook(
+    cell(["import torch\n"]),
+    cell(lines(
+        "    model = Net()\n"
+        "\n"
+        "# a note at the margin\n"
+        "    for batch in loader:\n"
+        "        %time step(batch)\n"
+        "        out = model(batch.cuda())\n"
+        "    y = torch.zeros(3).cuda(0)"
+    )),
+)
+
+
+def test_a_cell_indented_as_a_whole_parses_with_its_own_columns():
+    found = [(f.cell, f.line, f.column, f.end_column, f.code) for f in lint_notebook(dump(INDENTED).encode(), Linter())]
+    assert found == [(2, 6, 20, 32, "TDL001"), (2, 7, 8, 30, "TDL001")]
+
+
+def test_a_cell_indented_as_a_whole_is_fixed_in_its_own_indentation():
+    data = dump(INDENTED).encode()
+    result = fix_notebook(data, Linter())
+    assert result.applied == 1
+    fixed = json.loads(result.data)["cells"][1]["source"]
+    assert fixed == lines(
+        '    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+        "    model = Net()\n"
+        "\n"
+        "# a note at the margin\n"
+        "    for batch in loader:\n"
+        "        %time step(batch)\n"
+        "        out = model(batch.to(device))\n"
+        "    y = torch.zeros(3).cuda(0)"
+    )
+    original = dump(INDENTED).splitlines(keepends=True)
+    written = result.data.decode().splitlines(keepends=True)
+    assert [line for line in written if line not in original] == [
+        '    "    device = torch.device(\\"cuda\\" if torch.cuda.is_available() else \\"cpu\\")\\n",\n',
+        '    "        out = model(batch.to(device))\\n",\n',
+    ]
+    assert len(written) == len(original) + 1
+    assert [(f.cell, f.line, f.column) for f in result.remaining] == [(2, 8, 8)]  # the unsafe one, still indented
+    assert fix_notebook(result.data, Linter()).data == result.data
+    with pytest.raises(SyntaxError):
+        compile("".join(fixed), "<cell>", "exec")  # still indented as written ...
+    from torchdevice_lint.notebook import dedent
+    compile(mask(dedent("".join(fixed)).source, {}), "<cell>", "exec")  # ... and runs as IPython runs it

@@ -8,6 +8,10 @@ cell (1-based, counting every cell as Jupyter shows them) and the line within it
   with ``%`` (line magics), ``!`` (shell escapes) or ``?`` / ending with ``?`` (help), and
   ``x = !cmd`` / ``x = %magic`` assignments. A cell whose first line is a ``%%`` cell magic
   is skipped whole: its body may not be Python at all.
+* A cell whose lines are all indented (copied from inside a function) runs as IPython runs
+  it: the first non-blank line's indentation is removed from every line that starts with it.
+  Findings still give the columns of the cell as written, and a fix adds the indentation back
+  to the lines it writes; the cell's other lines stay byte for byte.
 * Markdown and raw cells, outputs, metadata, key order, indentation, escaping and the final
   newline are kept byte for byte: only the ``source`` values of the cells a fix changed are
   rewritten, in the layout the file already uses.
@@ -20,6 +24,7 @@ cell (1-based, counting every cell as Jupyter shows them) and the line within it
 from __future__ import annotations
 
 import ast
+import difflib
 import json
 import re
 import warnings
@@ -260,19 +265,25 @@ class Program:
     cells: dict[int, tuple[int, int]]
     #: masked id -> the original line (without its newline)
     masked: dict[int, str]
+    #: cell index -> the indentation IPython removes from the cell (see `dedent`)
+    indents: dict[int, "Indent"] = field(default_factory=dict)
 
 
 def build_program(notebook: Notebook) -> Program:
     parts: list[str] = []
     cells: dict[int, tuple[int, int]] = {}
     masked: dict[int, str] = {}
+    indents: dict[int, Indent] = {}
     line = 1
     for cell in notebook.cells:
         if cell.skipped:
             continue
         parts.append(_MARKER.format(index=cell.index))
         line += 1
-        text = mask(cell.source, masked)
+        indent = dedent(cell.source)
+        if indent.prefix:
+            indents[cell.index] = indent
+        text = mask(indent.source, masked)
         if text and not text.endswith(("\n", "\r")):
             text += "\n"
         count = len(text.splitlines())
@@ -284,7 +295,61 @@ def build_program(notebook: Notebook) -> Program:
         raise NotebookError(
             f"notebook code too large to check ({len(source) / 1e6:.1f} MB; the limit is {MAX_CODE_BYTES / 1e6:.1f} MB)"
         )
-    return Program(source, cells, masked)
+    return Program(source, cells, masked, indents)
+
+
+@dataclass(frozen=True)
+class Indent:
+    """A cell as IPython runs it: ``source`` without the indentation ``prefix`` of its first
+    non-blank line, removed from the 1-based ``lines`` that start with it."""
+
+    source: str
+    prefix: str = ""
+    lines: frozenset[int] = frozenset()
+
+    def columns(self, line: int) -> int:
+        """How far a column of the dedented cell's ``line`` lies from the written cell's."""
+        return len(self.prefix) if line in self.lines else 0
+
+
+_LEADING_INDENT = re.compile(r"[ \t]+")
+
+
+def dedent(source: str) -> Indent:
+    """IPython's clean-up of a cell's leading indentation: a cell copied from inside a function runs."""
+    lines = source.splitlines(keepends=True)
+    first = next((line for line in lines if line and not line.isspace()), "")
+    indentation = _LEADING_INDENT.match(first)
+    if indentation is None:
+        return Indent(source)
+    prefix = indentation.group()
+    stripped = frozenset(number for number, line in enumerate(lines, start=1) if line.startswith(prefix))
+    text = "".join(line[len(prefix) :] if number in stripped else line for number, line in enumerate(lines, start=1))
+    return Indent(text, prefix, stripped)
+
+
+def reindent(written: str, indent: Indent, fixed: str) -> tuple[str, Indent]:
+    """The fixed dedented cell written back in the cell's own indentation: lines the fix left
+    alone as they were written, new and changed lines with the prefix; and where the prefix now lies."""
+    before = indent.source.splitlines(keepends=True)
+    originals = written.splitlines(keepends=True)
+    after = fixed.splitlines(keepends=True)
+    out: list[str] = []
+    prefixed: set[int] = set()
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for tag, old_start, old_end, new_start, new_end in matcher.get_opcodes():
+        same_shape = tag == "replace" and old_end - old_start == new_end - new_start
+        for offset, line in enumerate(after[new_start:new_end]):
+            old = old_start + offset
+            if tag == "equal":
+                out.append(originals[old])
+                keep = old + 1 in indent.lines
+            else:
+                keep = (old + 1 in indent.lines) if same_shape else bool(line.strip())
+                out.append(indent.prefix + line if keep else line)
+            if keep:
+                prefixed.add(len(out))
+    return "".join(out), replace(indent, source=fixed, lines=frozenset(prefixed))
 
 
 def mask(source: str, masked: dict[int, str]) -> str:
@@ -417,8 +482,8 @@ def split_program(program_source: str, masked: dict[int, str]) -> tuple[dict[int
     return {index: "".join(lines) for index, lines in sources.items()}, starts
 
 
-def _locate(findings: list[Finding], starts: dict[int, int]) -> list[Finding]:
-    """Program findings as cell findings (``cell`` set, ``line`` relative to the cell)."""
+def _locate(findings: list[Finding], starts: dict[int, int], indents: dict[int, Indent]) -> list[Finding]:
+    """Program findings as cell findings (``cell`` set, ``line`` and ``column`` as the cell is written)."""
     ordered = sorted(starts.items(), key=lambda item: item[1])
     located = []
     for finding in findings:
@@ -429,8 +494,17 @@ def _locate(findings: list[Finding], starts: dict[int, int]) -> list[Finding]:
         if cell is None:
             continue
         offset = first - 1
+        line, end_line = finding.line - offset, finding.end_line - offset
+        indent = indents.get(cell, Indent(""))
         located.append(
-            replace(finding, cell=cell, line=finding.line - offset, end_line=finding.end_line - offset)
+            replace(
+                finding,
+                cell=cell,
+                line=line,
+                end_line=end_line,
+                column=finding.column + indent.columns(line),
+                end_column=finding.end_column + indent.columns(end_line),
+            )
         )
     return sorted(located, key=lambda f: (f.cell, f.line, f.column, f.code))
 
@@ -449,7 +523,7 @@ def _skip_bad_cells(notebook: Notebook, error: SourceError, cell_errors: Optiona
         if cell.skipped:
             continue
         try:
-            parse(mask(cell.source, {}))
+            parse(mask(dedent(cell.source).source, {}))
         except SourceError as cell_error:
             if cell_errors is None:
                 raise NotebookError(cell_message(cell.index, str(cell_error))) from None
@@ -480,7 +554,7 @@ def lint_notebook(data: bytes, linter: "Linter", cell_errors: Optional[list[str]
     if not notebook.is_python or not notebook.cells:
         return []
     program, findings = _program_outcome(notebook, lambda program: linter.lint(program.source), cell_errors)
-    return _locate(findings, {index: start for index, (start, _) in program.cells.items()})
+    return _locate(findings, {index: start for index, (start, _) in program.cells.items()}, program.indents)
 
 
 @dataclass
@@ -503,19 +577,22 @@ def fix_notebook(
     )
     assert isinstance(outcome.source, str)
     fixed_sources, starts = split_program(outcome.source, program.masked)
-    remaining = _locate(outcome.remaining, starts)
     if not outcome.applied:
-        return NotebookFix(data, remaining, 0)
+        return NotebookFix(data, _locate(outcome.remaining, starts, program.indents), 0)
     sources: dict[int, str] = {}
+    indents: dict[int, Indent] = {}
     for cell in notebook.cells:
         new = fixed_sources.get(cell.index)
         if new is None:
             continue
+        if cell.index in program.indents:
+            new, indents[cell.index] = reindent(cell.source, program.indents[cell.index], new)
         if not cell.source.endswith(("\n", "\r")) and new.endswith("\n"):
             new = new[:-1]
             if new.endswith("\r"):
                 new = new[:-1]
         sources[cell.index] = new
+    remaining = _locate(outcome.remaining, starts, indents)
     return NotebookFix(notebook.with_sources(sources), remaining, outcome.applied)
 
 
