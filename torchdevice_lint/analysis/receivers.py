@@ -34,6 +34,8 @@ class Receiver(enum.Enum):
     IN_PLACE = "in place"
     #: Made by a call whose result may be anything: left alone.
     UNKNOWN = "unknown"
+    #: A DGL graph: since DGL 0.5 its ``to``/``cuda``/``cpu`` return a converted copy.
+    GRAPH = "graph"
 
 
 #: Words that name modules and other objects converted in place, as parts of an identifier
@@ -52,12 +54,21 @@ IN_PLACE_WORDS = frozenset(
 #: Endings of one-word module names: ``resnet``, ``unet``, ``densenet``, ``swinformer``.
 IN_PLACE_ENDINGS = ("net", "model", "former", "encoder", "decoder")
 #: In a file of these libraries, batches and samples are containers converted in place
-#: (PyG ``Data``/``Batch``, DGL graphs, Hugging Face ``BatchEncoding``).
+#: (PyG ``Data``/``Batch``, Hugging Face ``BatchEncoding``).
 CONTAINER_LIBRARIES = {
     "torch_geometric": frozenset({"data", "batch", "graph", "graphs", "sample", "g"}),
-    "dgl": frozenset({"data", "batch", "graph", "graphs", "g", "bg"}),
     "transformers": frozenset({"batch", "inputs", "encoding", "encodings", "encoded", "tokens", "tokenized", "features"}),
 }
+#: In a file that imports DGL, the usual names of its graphs, whose conversions make copies.
+DGL_GRAPH_NAMES = frozenset({"g", "graph", "bg", "hg", "sg", "subg"})
+#: DGL functions that return a graph.
+DGL_GRAPH_MAKERS = frozenset(
+    {
+        "dgl.graph", "dgl.heterograph", "dgl.DGLGraph", "dgl.batch", "dgl.rand_graph", "dgl.add_self_loop",
+        "dgl.remove_self_loop", "dgl.to_bidirected", "dgl.to_simple", "dgl.node_subgraph", "dgl.edge_subgraph",
+        "dgl.to_homogeneous", "dgl.to_heterogeneous", "dgl.knn_graph", "dgl.khop_graph", "dgl.to_block", "dgl.merge",
+    }
+)
 #: Words of callees that make Hugging Face ``BatchEncoding``s (converted in place).
 ENCODING_MAKERS = frozenset({"tokenizer", "tokenize", "processor", "collate", "collator", "extractor", "encode"})
 #: Calls whose result is a model or a container whatever their receiver: loaders and builders.
@@ -101,9 +112,11 @@ class ReceiverJudge:
     def __init__(self, analysis) -> None:
         self.analysis = analysis
         self._bindings: dict[cst.CSTNode, dict[str, list[tuple[Binding, Optional[cst.CSTNode]]]]] = {}
+        libraries = self._imported_libraries()
         self._container_names = frozenset().union(
-            *(names for library, names in CONTAINER_LIBRARIES.items() if library in self._imported_libraries())
+            *(names for library, names in CONTAINER_LIBRARIES.items() if library in libraries)
         )
+        self._graph_names = DGL_GRAPH_NAMES if "dgl" in libraries else frozenset()
 
     def _imported_libraries(self) -> set[str]:
         return {full.split(".", 1)[0] for full in self.analysis.imports.aliases.values()}
@@ -122,6 +135,8 @@ class ReceiverJudge:
             name = receiver.value
             if name in ("self", "cls") or names_in_place_object(name) or name in self._container_names:
                 return Receiver.IN_PLACE
+            if name in self._graph_names:
+                return Receiver.GRAPH
             return self._placed(receiver) or self._judge_name(name, functions)
         if isinstance(receiver, cst.Attribute):
             if _root(receiver) in ("self", "cls") or _names_in_place_part(receiver):
@@ -199,6 +214,8 @@ class ReceiverJudge:
             return known
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in torch_api.CONVERSION_METHODS:
             return self.judge(call.func.value, ())  # ``x.float()`` is what ``x`` is
+        if self.analysis.qualified_name(call.func) in DGL_GRAPH_MAKERS:
+            return Receiver.GRAPH
         callee = dotted_name(call.func)
         if callee is None:
             return self._placed(call) or Receiver.UNKNOWN

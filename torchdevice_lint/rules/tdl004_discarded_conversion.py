@@ -31,8 +31,9 @@ class DiscardedConversion(Rule):
     a module (made from an `nn.Module` class of torch or of the project, annotated as one, or
     named like one: `model`, `net`, `net_g`, `text_encoder`, `criterion`, `self`,
     `self.<layer>`), a Hugging Face `BatchEncoding` (what a tokenizer returns), a PyTorch
-    Geometric `Data`/`Batch` or DGL graph (`data`, `batch`, `graph` in files of those
-    libraries), or an object of a class of the project with its own `to`. What an unknown call
+    Geometric `Data`/`Batch` (`data`, `batch`, `graph` in files that import it), or an object
+    of a class of the project with its own `to`. A DGL graph is flagged too: since DGL 0.5 its
+    `to()` returns a copy (`g`, `graph` in files that import `dgl`, what `dgl.graph()` makes). What an unknown call
     returns (`thing = load(path)`) and a whole loader item (`for batch in loader`) are left
     alone. Tuple-unpacked batch elements (`for images, labels in loader`), arguments, model
     outputs and what tensor methods return are tensors. A conversion of a fresh tensor
@@ -71,7 +72,7 @@ class DiscardedConversion(Rule):
 
     code = "TDL004"
     name = "discarded-conversion"
-    message = "`{receiver}.{method}()` returns a new tensor and the result is discarded; assign it"
+    message = "`{receiver}.{method}()` returns a new {copy} and the result is discarded; assign it"
     needles = ("torch",)
 
     valid = (
@@ -178,10 +179,11 @@ class DiscardedConversion(Rule):
             return  # ``bucket.to(device, keep_alignment=True)``: not ``Tensor.to``
         functions = self.context.enclosing_functions()
         verdict = self._isinstance_guard(receiver) or self.analysis.receivers.judge(receiver, functions)
-        if verdict not in (Receiver.TENSOR, Receiver.LIKELY_TENSOR):
+        if verdict not in (Receiver.TENSOR, Receiver.LIKELY_TENSOR, Receiver.GRAPH):
             return
         receiver_text = self.analysis.module.code_for_node(receiver)
-        message = self.message.format(receiver=receiver_text, method=method)
+        copy = "graph" if verdict is Receiver.GRAPH else "tensor"
+        message = self.message.format(receiver=receiver_text, method=method, copy=copy)
         self.report(call, message, self._fix(node, call, receiver, verdict, functions))
 
     def _isinstance_guard(self, receiver: cst.BaseExpression) -> Optional[Receiver]:
