@@ -564,7 +564,7 @@ class FlowAnalysis:
                 participants = [(target.value, receiver), (source, value)]
                 if receiver.is_cpu_factory_tensor:
                     participants += [
-                        (element.slice.value, index)
+                        (cst.ensure_type(element.slice, cst.Index).value, index)
                         for element, index in zip((e for e in target.slice if isinstance(e.slice, cst.Index)), indices)
                     ]
                 self._record_meeting(target, participants)
