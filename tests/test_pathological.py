@@ -210,3 +210,37 @@ def test_a_worker_that_dies_or_hangs_costs_only_its_file():
         assert outcome[path] == f"checked {path}"
     assert re.fullmatch(r"crash: the worker checking this file crashed \(SIGSEGV\); please report it", outcome["crash"])
     assert outcome["hang"] == "hang: too complex to check (took more than 1 s)"
+
+
+#: Deep, but within the budget: past the main thread's recursion limit, checked on the big stack.
+NOT_CHAIN = HEAD + "x = " + "not " * 900 + "torch.zeros(3).cuda()\n"
+
+
+@pytest.mark.parametrize("name", sorted(TOO_DEEP | {"parentheses", "not_chain"}))
+def test_the_python_api_checks_or_refuses_each_deep_input_without_crashing(name):
+    """lint_source and fix_source run under the same guard as the front ends: a child process,
+    so that a segmentation fault (the or-chain) or a RecursionError (the not-chain) fails this
+    test rather than the suite."""
+    program = (
+        "import sys\n"
+        "from torchdevice_lint import SourceError, fix_source, lint_source\n"
+        "source = sys.stdin.read()\n"
+        "for run in (lambda: lint_source(source), lambda: fix_source(source)):\n"
+        "    try:\n"
+        "        run()\n"
+        "        print('checked')\n"
+        "    except SourceError as error:\n"
+        "        print(error)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", program], input=NOT_CHAIN if name == "not_chain" else PATHOLOGICAL[name](), capture_output=True, text=True, timeout=RUN_TIMEOUT
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    outcomes = result.stdout.splitlines()
+    assert len(outcomes) == 2
+    for outcome in outcomes:
+        assert outcome == "checked" or outcome.startswith("too complex to check (")
+    if name in TOO_DEEP:
+        assert all(outcome.startswith("too complex to check (") for outcome in outcomes)
+    if name == "not_chain":
+        assert outcomes == ["checked", "checked"]

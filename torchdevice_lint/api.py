@@ -7,6 +7,7 @@ from typing import Optional, overload
 from torchdevice_lint.analysis import ProjectIndex
 from torchdevice_lint.engine import FixResult, Linter
 from torchdevice_lint.findings import Finding
+from torchdevice_lint.guard import Budget, within_budget
 from torchdevice_lint.notebook import fix_notebook, is_notebook, lint_notebook
 from torchdevice_lint.parsing import Source
 from torchdevice_lint.settings import Settings
@@ -27,13 +28,17 @@ def lint_source(
     ``.ipynb`` the source is a notebook's JSON and each finding's ``cell`` names its code cell.
     ``noqa=False`` ignores ``# noqa`` and skip-file comments. ``project`` (a `ProjectIndex` of
     the project ``filename`` belongs to) lets the rules see the classes its imports name.
-    Raises `SourceError` (one line) for a file that cannot be parsed.
+    Raises `SourceError` (one line) for a file that cannot be parsed, or that is past the
+    default per-file budget (`Budget`: generated code nested thousands of levels deep).
 
     >>> [f.code for f in lint_source("import torch\\nmodel = Net().cuda()\\n")]
     ['TDL001']
     """
     notebook = filename is not None and is_notebook(filename)
-    findings = lint_file(source, Linter(settings, noqa=noqa), notebook=notebook, project=project, path=filename)
+    linter = Linter(settings, noqa=noqa)
+    findings = within_budget(
+        source, lambda: lint_file(source, linter, notebook=notebook, project=project, path=filename), Budget()
+    )
     return findings if notebook else sorted(findings, key=lambda f: (f.line, f.column, f.code))
 
 
@@ -56,7 +61,8 @@ def fix_source(
 
     Returns the same type it is given; bytes come back byte for byte identical outside the
     fixed expressions (line endings, encoding, BOM). Findings silenced by ``# noqa`` are not
-    fixed. A ``filename`` ending in ``.ipynb`` fixes a notebook's JSON cell by cell.
+    fixed. A ``filename`` ending in ``.ipynb`` fixes a notebook's JSON cell by cell. Raises
+    `SourceError` as `lint_source` does.
 
     >>> print(fix_source("import torch\\nmodel = Net().cuda()\\n"), end="")
     import torch
@@ -64,7 +70,8 @@ def fix_source(
     model = Net().to(device)
     """
     notebook = filename is not None and is_notebook(filename)
-    return fix_file(source, Linter(settings), unsafe=unsafe, notebook=notebook).source
+    linter = Linter(settings)
+    return within_budget(source, lambda: fix_file(source, linter, unsafe=unsafe, notebook=notebook), Budget()).source
 
 
 def lint_file(

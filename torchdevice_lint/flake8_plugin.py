@@ -159,12 +159,12 @@ class TorchDevicePlugin:
             return
         try:
             findings = within_budget(source, check, self.budget)
-        except SourceError:
-            return  # flake8 reports syntax errors itself (E999)
         except (TooComplex, RecursionError) as error:
             reason = error if isinstance(error, TooComplex) else TooComplex("nested too deeply to analyse")
             yield 1, 0, f"{NOT_CHECKED} {reason}", type(self)
             return
+        except SourceError:
+            return  # flake8 reports syntax errors itself (E999)
         for finding in findings:
             yield finding.line, finding.column, f"{finding.code} {finding.message}", type(self)
 

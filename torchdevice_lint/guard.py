@@ -19,6 +19,8 @@ import warnings
 from dataclasses import dataclass
 from typing import Callable, TypeVar, Union
 
+from torchdevice_lint.parsing import SourceError
+
 Result = TypeVar("Result")
 
 #: The stack of the thread a file is checked in: address space, paid for only where touched.
@@ -40,8 +42,11 @@ class Budget:
     depth: int = 1000
 
 
-class TooComplex(Exception):
-    """A file past its budget: the message is one line, ``too complex to check (...)``."""
+class TooComplex(SourceError):
+    """A file past its budget: the message is one line, ``too complex to check (...)``.
+
+    A `SourceError`, so that callers of the Python API catch one exception for a file that
+    cannot be checked; front ends that must tell it apart (it is never cached) catch it first."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(f"too complex to check ({reason})")
@@ -57,6 +62,7 @@ def run_guarded(function: Callable[[], Result], budget: Budget) -> Result:
     outcome: dict[str, Union[Result, BaseException]] = {}
 
     def target() -> None:
+        _ON_GUARDED_THREAD.active = True
         try:
             outcome["value"] = function()
         except BaseException as error:  # handed to the caller's thread
@@ -88,6 +94,7 @@ class _DeadlinePassed(BaseException):
 
 
 _STACK_SIZE_LOCK = threading.Lock()
+_ON_GUARDED_THREAD = threading.local()
 
 
 def _interrupt(thread: threading.Thread) -> None:
@@ -188,7 +195,12 @@ def syntax_depth(tree: ast.AST) -> int:
 
 
 def within_budget(source: Union[str, bytes], work: Callable[[], Result], budget: Budget) -> Result:
-    """``work()`` on one file's ``source``: its nesting checked, then the work, on a guarded thread."""
+    """``work()`` on one file's ``source``: its nesting checked, then the work, on a guarded thread.
+
+    Called again on that thread (the flake8 plugin guards its call of the guarded Python API),
+    the outer budget governs and ``work()`` runs at once."""
+    if getattr(_ON_GUARDED_THREAD, "active", False):
+        return work()
 
     def checked() -> Result:
         check_nesting(source, budget)

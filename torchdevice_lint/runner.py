@@ -100,12 +100,12 @@ def process_file(
 
     try:
         within_budget(result.original, work, budget)
-    except SourceError as error:
-        result.error = str(error)
     except (TooComplex, RecursionError) as error:
         # Not cached: the verdict depends on the budget and on the machine's speed.
         result.error = str(error) if isinstance(error, TooComplex) else str(TooComplex("nested too deeply to analyse"))
         return result
+    except SourceError as error:
+        result.error = str(error)
     except Exception as error:  # a bug of ours: say so for this file, and let the run go on
         result.error = f"internal error ({type(error).__name__}: {error}); please report it"
         return result
