@@ -190,6 +190,8 @@ def test_device_settings_reach_notebook_fixes():
         ("total = (a +\n  !b)\n%matplotlib inline\n", [2]),
         ("value = 1 + \\\n%2\n", []),
         ("s = 'unterminated\n%time f()\n", [1]),
+        ("torch.cuda?\nx = 1\n", [0]),
+        ("text = '''Can I train a model? \n    Sure you can.'''\n", []),
     ],
 )
 def test_masking(source, masked_lines):

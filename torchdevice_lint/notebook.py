@@ -362,7 +362,8 @@ def mask(source: str, masked: dict[int, str]) -> str:
     for number, line in enumerate(lines):
         body = line.rstrip("\r\n")
         stripped = body.strip()
-        if continuing or (number not in continued and _is_ipython(stripped, body)):
+        ends_logical_line = number + 1 not in continued
+        if continuing or (number not in continued and _is_ipython(stripped, body, ends_logical_line)):
             index = len(masked)
             masked[index] = body
             if not continuing:  # a continuation line keeps its placeholder at the magic's indentation
@@ -374,10 +375,12 @@ def mask(source: str, masked: dict[int, str]) -> str:
     return "".join(out)
 
 
-def _is_ipython(stripped: str, body: str) -> bool:
+def _is_ipython(stripped: str, body: str, ends_logical_line: bool) -> bool:
+    """``ends_logical_line``: a final ``?`` asks for help only there, not where it opens a
+    string or a bracket that goes on below (``text = '''Can I train a model?``)."""
     if stripped.startswith(("%", "!", "?")):
         return True
-    if stripped.endswith("?") and "#" not in stripped:
+    if stripped.endswith("?") and "#" not in stripped and ends_logical_line:
         return True
     if _SHELL_ASSIGNMENT.match(body) is not None:
         return True
