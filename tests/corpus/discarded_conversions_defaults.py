@@ -118,3 +118,13 @@ def move_members(members, buckets, device, dtype):
     v_on_gpu.cpu()  # expect: TDL004  moved, so a tensor
     module = _get_module(members)
     module.to(device)  # ok: TDL004
+
+
+def synced_norm_half(feature_size, fp16):
+    # A module built by a class of another library and moved in the same line (apex tests).
+    norm = torch.nn.SyncBatchNorm(feature_size).cuda()
+    sbn = SyncBatchNormFromElsewhere(feature_size).cuda()
+    if fp16:
+        sbn.half()  # ok: TDL004 a constructor's result, moved: still an object
+        norm.half()  # ok: TDL004
+

@@ -137,7 +137,10 @@ class ReceiverJudge:
                 return Receiver.IN_PLACE
             if name in self._graph_names:
                 return Receiver.GRAPH
-            return self._placed(receiver) or self._judge_name(name, functions)
+            # What the name was bound to outranks where its value is: ``sbn = SyncBatchNorm(n).cuda()``
+            # is on the device and still a module.
+            judged = self._judge_name(name, functions)
+            return judged if judged is Receiver.IN_PLACE else self._placed(receiver) or judged
         if isinstance(receiver, cst.Attribute):
             if _root(receiver) in ("self", "cls") or _names_in_place_part(receiver):
                 return Receiver.IN_PLACE  # ``self.encoder``, ``trainer.model``: layers and models
