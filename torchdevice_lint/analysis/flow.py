@@ -77,6 +77,8 @@ class FlowAnalysis:
         self.classes: dict[str, ClassInfo] = {}
         self.functions: dict[str, cst.FunctionDef] = {}
         self.sets_default_device = False
+        #: Names this file calls: its own functions and classes that it runs itself.
+        self.called_names: set[str] = set()
         #: Code that never names a device, moves anything or calls ``.cuda()`` runs on the CPU.
         self.touches_device = bool(_DEVICE_MENTION.search(source_text))
         self._counter = 0
@@ -101,10 +103,6 @@ class FlowAnalysis:
         self._judge_classes()
         # A module's forward runs on whatever device its caller chose, named in this file or
         # not; a file that makes its own modules and never names a device runs them on the host.
-        #: Names this file calls: its own functions and classes that it runs itself.
-        self.called_names = {
-            n.func.value for n in walk(self.module) if isinstance(n, cst.Call) and isinstance(n.func, cst.Name)
-        }
         self.touches_device |= any(
             info.is_module and info.running_methods and name not in self.called_names
             for name, info in self.classes.items()
@@ -163,6 +161,8 @@ class FlowAnalysis:
                 self._collect(child, function, child, function_parents)
                 continue
             elif isinstance(child, cst.Call):
+                if isinstance(child.func, cst.Name):
+                    self.called_names.add(child.func.value)
                 name = self.imports.qualified_name(child.func)
                 if name in ("torch.set_default_device", "torch.set_default_tensor_type"):
                     self.sets_default_device = True
