@@ -7,7 +7,7 @@ import pytest
 from torchdevice_lint import Settings, fix_source, lint_source
 from torchdevice_lint.cli import main
 from torchdevice_lint.engine import Linter
-from torchdevice_lint.notebook import NotebookError, Notebook, fix_notebook, lint_notebook, mask
+from torchdevice_lint.notebook import Notebook, NotebookError, dedent, fix_notebook, lint_notebook, mask
 
 
 def cell(source, kind="code", **extra):
@@ -308,5 +308,4 @@ def test_a_cell_indented_as_a_whole_is_fixed_in_its_own_indentation():
     assert fix_notebook(result.data, Linter()).data == result.data
     with pytest.raises(SyntaxError):
         compile("".join(fixed), "<cell>", "exec")  # still indented as written ...
-    from torchdevice_lint.notebook import dedent
     compile(mask(dedent("".join(fixed)).source, {}), "<cell>", "exec")  # ... and runs as IPython runs it
