@@ -89,19 +89,19 @@ def test_public_names_are_documented():
     assert "lint_source" in torchdevice_lint.__doc__ and "fix_source" in torchdevice_lint.__doc__
 
 
-def test_the_flake8_plugin_lints_through_lint_source(monkeypatch):
-    from torchdevice_lint import flake8_plugin
+def test_the_flake8_plugin_lints_through_the_api_with_its_one_engine(monkeypatch):
+    from torchdevice_lint import api, flake8_plugin
 
     calls = []
 
-    def spy(source, settings=Settings(), **options):
-        calls.append((source, settings, options))
-        return lint_source(source, settings, **options)
+    def spy(source, linter, **options):
+        calls.append((source, linter, options))
+        return api.lint_file(source, linter, **options)
 
-    monkeypatch.setattr(flake8_plugin, "lint_source", spy)
+    monkeypatch.setattr(flake8_plugin, "lint_file", spy)
     plugin = flake8_plugin.TorchDevicePlugin(ast.parse(SOURCE), SOURCE.splitlines(keepends=True))
     reported = list(plugin.run())
-    assert calls and calls[0][0] == SOURCE
+    assert calls and calls[0][0] == SOURCE and calls[0][1] is flake8_plugin.TorchDevicePlugin.linter
     assert [(line, column, text.split()[0]) for line, column, text, _ in reported] == [(2, 8, "TDL001"), (3, 8, "TDL001")]
 
 

@@ -39,6 +39,39 @@ def test_flake8_honours_noqa_and_select(tmp_path):
     assert run(sys.executable, "-m", "flake8", "--select", "E501", str(path)).stdout == ""
 
 
+#: flake8 with every engine (`Linter`) built in the process counted.
+FLAKE8_COUNTING_ENGINES = """\
+import sys
+from torchdevice_lint.engine import Linter
+from flake8.main.cli import main
+
+built = []
+initialise = Linter.__init__
+Linter.__init__ = lambda self, *args, **kwargs: built.append(1) or initialise(self, *args, **kwargs)
+status = main()
+print("engines built:", len(built), file=sys.stderr)
+sys.exit(status)
+"""
+
+
+@pytest.mark.parametrize("noqa_flag", [[], ["--disable-noqa"]])
+def test_flake8_plugin_builds_its_engine_once_per_process_not_per_file(tmp_path, noqa_flag):
+    names = [f"m{number}.py" for number in range(4)]
+    for name in names:
+        (tmp_path / name).write_text("import torch\na = x.cuda()\nb = y.cuda()  # noqa: TDL001\n")
+
+    def flake8(*files):
+        result = run(sys.executable, "-c", FLAKE8_COUNTING_ENGINES, "--isolated", "--jobs", "1", "--select", "TDL",
+                     *noqa_flag, *files, cwd=tmp_path)
+        return int(result.stderr.splitlines()[-1].split(": ")[1]), result.stdout.splitlines()
+
+    one_file, _ = flake8(names[0])
+    four_files, lines = flake8(*names)
+    assert one_file == four_files <= 2
+    per_file = 2 if noqa_flag else 1  # --disable-noqa: the silenced line too
+    assert sorted(line.split(":")[0] for line in lines) == sorted(names * per_file)
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
 def test_pre_commit_hooks_with_try_repo(tmp_path):
     pre_commit = shutil.which("pre-commit") or os.path.join(os.path.dirname(sys.executable), "pre-commit")

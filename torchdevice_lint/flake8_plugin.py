@@ -11,9 +11,10 @@ flake8 decides which codes to show (``select``, ``ignore``, ``per-file-ignores``
   accepted and checked, so one configuration serves ``flake8`` and ``torchdevice-fix``;
   they shape fixes, which flake8 does not apply.
 
-Each file is judged with the classes of its project (the folder above it holding ``.git``,
-``pyproject.toml``, ``setup.py`` or ``setup.cfg``), indexed once per flake8 process; a file
-read from stdin is judged alone.
+One engine (`Linter`: settings, rules) serves every file of a flake8 process; it is built
+once the options are known. Each file is judged with the classes of its project (the folder
+above it holding ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``), indexed once per
+flake8 process; a file read from stdin is judged alone.
 
 * ``torchdevice-file-timeout = SECONDS`` and ``torchdevice-max-nesting = LEVELS``: the
   per-file budget, as ``file-timeout`` and ``max-nesting`` of ``torchdevice-fix``.
@@ -39,7 +40,7 @@ from typing import Any, Callable, ClassVar, Iterator, Optional, Sequence
 
 from torchdevice_lint import __version__
 from torchdevice_lint.analysis.project import ProjectIndex, project_root
-from torchdevice_lint.api import lint_source
+from torchdevice_lint.api import lint_file
 from torchdevice_lint.config import (
     DEVICE_STYLES,
     ConfigError,
@@ -48,8 +49,10 @@ from torchdevice_lint.config import (
     check_file_timeout,
     check_max_nesting,
 )
+from torchdevice_lint.engine import Linter
 from torchdevice_lint.files import index_of_project
 from torchdevice_lint.guard import Budget, TooComplex, within_budget
+from torchdevice_lint.notebook import is_notebook
 from torchdevice_lint.parsing import SourceError, check_decodable
 from torchdevice_lint.rules import ALL_RULES
 from torchdevice_lint.settings import Settings
@@ -65,8 +68,9 @@ class TorchDevicePlugin:
 
     #: Set once per flake8 run by `parse_options`.
     settings: ClassVar[Settings] = Settings()
-    noqa: ClassVar[bool] = True
     budget: ClassVar[Budget] = Budget()
+    #: The engine every file of this process is linted with.
+    linter: ClassVar[Linter] = Linter(settings)
 
     def __init__(self, tree: ast.AST, lines: Sequence[str], filename: str = "stdin") -> None:
         self.lines = lines
@@ -143,13 +147,14 @@ class TorchDevicePlugin:
             device_style=style,
             device_name=name,
         )
-        cls.noqa = not getattr(options, "disable_noqa", False)
+        cls.linter = Linter(cls.settings, noqa=not getattr(options, "disable_noqa", False))
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         source = "".join(self.lines)
 
         def check() -> list:
-            return lint_source(source, self.settings, noqa=self.noqa, filename=self.filename, project=self._project())
+            notebook = is_notebook(self.filename)
+            return lint_file(source, self.linter, notebook=notebook, project=self._project(), path=self.filename)
 
         try:
             self._check_decodable()
