@@ -128,3 +128,12 @@ def synced_norm_half(feature_size, fp16):
         sbn.half()  # ok: TDL004 a constructor's result, moved: still an object
         norm.half()  # ok: TDL004
 
+
+
+class TestFunctions:
+    def test_moves_a_function(self, x):
+        # botorch's test functions are modules kept in a list on the test case.
+        f = self.functions[0]
+        f.to(device=self.device)  # ok: TDL004 an item of self.<list> is what self.functions[0] is
+        row = x[0]
+        row.to(self.device)  # expect: TDL004

@@ -204,10 +204,10 @@ class ReceiverJudge:
             known = self._known_kind(node) or self._placed(node)
             if known is not None:
                 return known
-            if isinstance(node, (cst.Subscript, cst.BinaryOperation, cst.UnaryOperation)):
+            if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)):
                 return Receiver.LIKELY_TENSOR
-            if isinstance(node, cst.Attribute):
-                return self.judge(node, ())
+            if isinstance(node, (cst.Attribute, cst.Subscript)):
+                return self.judge(node, ())  # ``f = self.functions[0]`` is what ``self.functions[0]`` is
         return Receiver.UNKNOWN
 
     def _judge_made(self, call: cst.Call) -> Receiver:
