@@ -7,19 +7,19 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 import libcst as cst
 
 from torchdevice_lint.analysis import FileAnalysis, ProjectIndex
 from torchdevice_lint.analysis.binding import DeviceBinder
 from torchdevice_lint.analysis.tree import _child_fields, walk
-from torchdevice_lint.findings import Finding, Replacement, Report, Safety
+from torchdevice_lint.findings import Finding, Fix, Replacement, Report, Safety
 from torchdevice_lint.noqa import NoqaLines, is_suppressed, skips_file
 from torchdevice_lint.parsing import Source, check_decodable, parse
 from torchdevice_lint.positions import node_positions
 from torchdevice_lint.round_trip import keep_what_libcst_drops
-from torchdevice_lint.rule import RuleContext
+from torchdevice_lint.rule import Rule, RuleContext
 from torchdevice_lint.settings import Settings
 
 #: Fixing repeats until nothing changes; overlapping fixes need one round each.
@@ -70,7 +70,7 @@ class Linter:
         #: what one fix writes (a device line) never brings a finding check mode did not show.
         reported: set[tuple[str, int]] = set()
         for round_number in range(MAX_FIX_ROUNDS):
-            context = self._run_rules(module, text, project, path)
+            context = self._run_rules(module, text, project, path, unsafe)
             reports = context.reports
             findings = self._findings(module, reports)
             lines = _OriginalLines(original_text, module.code) if round_number else None
@@ -111,18 +111,37 @@ class Linter:
         text: Optional[str] = None,
         project: Optional[ProjectIndex] = None,
         path: Optional[str] = None,
+        unsafe: bool = False,
     ) -> RuleContext:
-        """Analyse the module once and walk it once for every rule; ``text`` is its source."""
+        """Analyse the module once and walk it once for every rule; ``text`` is its source.
+
+        When the fixes that would be applied (``unsafe`` ones too, if asked) give the file a CPU
+        fallback (the device line, or ``"cuda" if ... is_available() else "cpu"``), the rules
+        that read it walk again knowing so: the finding the fallback brings is then reported,
+        and fixed, in the same run, and a second run changes nothing."""
         analysis = FileAnalysis(module, self.settings, text, project, path)
+        context = self._walk(analysis, self.rules)
+        readers = [rule for rule in self.rules if rule.reads_coming_cpu_fallback]
+        if readers and any(
+            report.fix is not None and (unsafe or report.fix.safety is Safety.SAFE) and _brings_cpu_fallback(report.fix)
+            for report in context.reports
+        ):
+            analysis.cpu_fallback_coming = True
+            codes = {rule.code for rule in readers}
+            again = self._walk(analysis, readers)
+            context.reports = [report for report in context.reports if report.code not in codes] + again.reports
+        return context
+
+    def _walk(self, analysis: FileAnalysis, rules: Sequence[type[Rule]]) -> RuleContext:
         context = RuleContext(analysis)
         handlers: dict[type, list[Callable[[cst.CSTNode], None]]] = {}
-        for rule_class in self.rules:
+        for rule_class in rules:
             rule = rule_class(context)
             for attribute in dir(rule_class):
                 if attribute.startswith("visit_"):
                     node_type = getattr(cst, attribute[len("visit_") :])
                     handlers.setdefault(node_type, []).append(getattr(rule, attribute))
-        _walk_with_ancestors(module, context.ancestors, handlers)
+        _walk_with_ancestors(analysis.module, context.ancestors, handlers)
         return context
 
     def _findings(self, module: cst.Module, reports: list[Report]) -> list[Optional[Finding]]:
@@ -162,6 +181,15 @@ class Linter:
             return cst.parse_module(updated.bytes)
         except cst.ParserSyntaxError as error:  # a bug in a rule's fix, never the user's
             raise AssertionError(f"a fix produced code that does not parse: {error}") from error
+
+
+def _brings_cpu_fallback(fix: Fix) -> bool:
+    return fix.needs_device_binding or any(
+        isinstance(new, cst.CSTNode) and "is_available(" in _EMPTY_MODULE.code_for_node(new) for _, new in fix.replacements
+    )
+
+
+_EMPTY_MODULE = cst.Module(body=[])
 
 
 def _text_of(source: Source, module: cst.Module) -> str:

@@ -77,6 +77,8 @@ class Rule:
     needles: ClassVar[tuple[str, ...]]
     #: Off unless selected explicitly (``--select TDL0NN``) or with ``--preview``.
     preview: ClassVar[bool] = False
+    #: Judges whether the file runs without an accelerator, so reads `FileAnalysis.cpu_fallback_coming`.
+    reads_coming_cpu_fallback: ClassVar[bool] = False
     valid: ClassVar[Sequence[str]] = ()
     invalid: ClassVar[Sequence[Invalid]] = ()
 

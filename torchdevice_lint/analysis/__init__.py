@@ -56,6 +56,10 @@ class FileAnalysis:
             if settings is not None
             else DeviceBinder(self.flow, self.imports)
         )
+        #: The fixes about to be applied give this file a CPU fallback it lacks today (the device
+        #: line, a conditional device): set by the engine, which knows the fixes; rules that judge
+        #: whether a file runs without an accelerator read it, so check reports what fix changes.
+        self.cpu_fallback_coming = False
         self._meetings_by_origin: Optional[dict[cst.Call, Meeting]] = None
         self._unplaced_by_origin: Optional[dict[cst.Call, list[Meeting]]] = None
         self._argument_derived: dict[cst.FunctionDef, dict[str, str]] = {}

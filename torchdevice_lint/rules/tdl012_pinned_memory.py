@@ -45,7 +45,7 @@ class PinnedMemory(Rule):
       availability, also through a flag such as `use_accel = torch.accelerator.is_available()`,
       or a conditional expression) and outside test code, in a file that shows it runs
       without an accelerator too (an availability check, a `"cpu"` device,
-      `accelerator="auto"`) and does not require an accelerator (`assert
+      `accelerator="auto"`, or the CPU fallback another finding's fix writes) and does not require an accelerator (`assert
       torch.cuda.is_available()`, NCCL, `LOCAL_RANK`, `device_ids=`, `.to(gpu_id)`,
       `torch.cuda.set_device`, GPU memory statistics); a loader helper that
       never says where it runs is left to its callers;
@@ -93,6 +93,7 @@ class PinnedMemory(Rule):
     message = "`pin_memory=True` without an accelerator only warns; use `pin_memory={check}`"
     read_message = "the result of a non-blocking copy to the host is read before synchronizing; it may not be there yet"
     needles = ("pin_memory", "non_blocking")
+    reads_coming_cpu_fallback = True
 
     valid = (
         "import torch\nloader = DataLoader(ds, pin_memory=torch.cuda.is_available())\n",
@@ -199,7 +200,8 @@ class PinnedMemory(Rule):
         runs (a library's loader helper) is left to its callers."""
         if self._cpu_fallback is None:
             code = self.analysis.module.code
-            self._cpu_fallback = _CPU_FALLBACK.search(code) is not None and _ACCELERATOR_ONLY.search(code) is None
+            fallback = self.analysis.cpu_fallback_coming or _CPU_FALLBACK.search(code) is not None
+            self._cpu_fallback = fallback and _ACCELERATOR_ONLY.search(code) is None
         return self._cpu_fallback
 
     def _device_flags(self) -> set[str]:
