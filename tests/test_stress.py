@@ -364,3 +364,15 @@ def test_cells_ipython_accepts_parse(tmp_path):
     ))
     result = run("--output-format", "concise", "nb.ipynb", cwd=tmp_path)
     assert ": error:" not in result.stderr and "nb.ipynb:cell_4:1:9: TDL001" in result.stdout
+
+
+def test_a_finding_one_fix_brings_on_its_own_line_is_fixed_in_the_same_run():
+    # TDL006 turns the legacy constructor into torch.empty, which then meets a caller's tensor (TDL003).
+    source = (
+        "import torch\n\n\n"
+        "def project(vec: torch.Tensor, target_dim: int):\n"
+        "    proj = torch.Tensor(vec.size(-1), target_dim).normal_()\n"
+        "    return vec @ proj\n"
+    )
+    once = Linter().fix(source, unsafe=True)
+    assert once.applied >= 1 and Linter().fix(once.source, unsafe=True).source == once.source

@@ -66,9 +66,10 @@ class Linter:
         original_text = _text_of(source, module)
         text: Optional[str] = original_text
         applied = 0
-        #: (code, line) of the fixes check mode reports; later rounds fix only those, so that
-        #: what one fix writes (a device line) never brings a finding check mode did not show.
-        reported: set[tuple[str, int]] = set()
+        #: Lines of the fixes check mode reports; later rounds fix only findings there (what one
+        #: fix writes, such as TDL006's torch.empty meeting a device tensor, is finished in the same
+        #: run), so that a fix never touches a line check mode did not show.
+        reported: set[int] = set()
         for round_number in range(MAX_FIX_ROUNDS):
             context = self._run_rules(module, text, project, path, unsafe)
             reports = context.reports
@@ -84,7 +85,7 @@ class Linter:
             ]
             if not round_number:
                 wanted_ids = {id(report) for report in wanted}
-                reported = {(f.code, f.line) for r, f in zip(reports, findings) if f is not None and id(r) in wanted_ids}
+                reported = {f.line for r, f in zip(reports, findings) if f is not None and id(r) in wanted_ids}
             chosen = _non_overlapping(wanted)
             if not chosen:
                 break
@@ -223,8 +224,8 @@ class _OriginalLines:
                 elif tag == "replace":
                     self.origins[line + 1] = range(old_start + 1, old_end + 1)
 
-    def reported(self, finding: Finding, reported: set[tuple[str, int]]) -> bool:
-        return any((finding.code, line) in reported for line in self.origins.get(finding.line, ()))
+    def reported(self, finding: Finding, reported: set[int]) -> bool:
+        return any(line in reported for line in self.origins.get(finding.line, ()))
 
 
 def _non_overlapping(reports: list[Report]) -> list[Report]:
