@@ -94,10 +94,21 @@ class _DeadlinePassed(BaseException):
 
 
 _STACK_SIZE_LOCK = threading.Lock()
+_previous_unraisablehook = sys.unraisablehook
+
+
+def _quiet_deadline_in_finalizers(unraisable: "sys.UnraisableHookArgs") -> None:
+    """A deadline that lands in a finalizer (a weakref callback) is dropped, not printed as a
+    traceback: the file is reported past its budget all the same."""
+    if not isinstance(unraisable.exc_value, _DeadlinePassed):
+        _previous_unraisablehook(unraisable)
 _ON_GUARDED_THREAD = threading.local()
 
 
 def _interrupt(thread: threading.Thread) -> None:
+    if sys.unraisablehook is not _quiet_deadline_in_finalizers:
+        global _previous_unraisablehook
+        _previous_unraisablehook, sys.unraisablehook = sys.unraisablehook, _quiet_deadline_in_finalizers
     ident = thread.ident
     if ident is not None:
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(_DeadlinePassed))
