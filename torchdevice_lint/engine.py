@@ -124,7 +124,9 @@ class Linter:
         context = self._walk(analysis, self.rules)
         readers = [rule for rule in self.rules if rule.reads_coming_cpu_fallback]
         if readers and any(
-            report.fix is not None and (unsafe or report.fix.safety is Safety.SAFE) and _brings_cpu_fallback(report.fix)
+            report.fix is not None
+            and (unsafe or report.fix.safety is Safety.SAFE)
+            and _brings_cpu_fallback(report.fix, module)
             for report in context.reports
         ):
             analysis.cpu_fallback_coming = True
@@ -184,13 +186,10 @@ class Linter:
             raise AssertionError(f"a fix produced code that does not parse: {error}") from error
 
 
-def _brings_cpu_fallback(fix: Fix) -> bool:
+def _brings_cpu_fallback(fix: Fix, module: cst.Module) -> bool:
     return fix.needs_device_binding or any(
-        isinstance(new, cst.CSTNode) and "is_available(" in _EMPTY_MODULE.code_for_node(new) for _, new in fix.replacements
+        isinstance(new, cst.CSTNode) and "is_available(" in module.code_for_node(new) for _, new in fix.replacements
     )
-
-
-_EMPTY_MODULE = cst.Module(body=[])
 
 
 def _text_of(source: Source, module: cst.Module) -> str:

@@ -94,6 +94,8 @@ class _DeadlinePassed(BaseException):
 
 
 _STACK_SIZE_LOCK = threading.Lock()
+_ON_GUARDED_THREAD = threading.local()
+#: The hook `_quiet_deadline_in_finalizers` hands every other unraisable exception to.
 _previous_unraisablehook = sys.unraisablehook
 
 
@@ -102,12 +104,11 @@ def _quiet_deadline_in_finalizers(unraisable: "sys.UnraisableHookArgs") -> None:
     traceback: the file is reported past its budget all the same."""
     if not isinstance(unraisable.exc_value, _DeadlinePassed):
         _previous_unraisablehook(unraisable)
-_ON_GUARDED_THREAD = threading.local()
 
 
 def _interrupt(thread: threading.Thread) -> None:
-    if sys.unraisablehook is not _quiet_deadline_in_finalizers:
-        global _previous_unraisablehook
+    global _previous_unraisablehook
+    if sys.unraisablehook is not _quiet_deadline_in_finalizers:  # installed on the first deadline only
         _previous_unraisablehook, sys.unraisablehook = sys.unraisablehook, _quiet_deadline_in_finalizers
     ident = thread.ident
     if ident is not None:
