@@ -72,15 +72,23 @@ def test_flake8_plugin_builds_its_engine_once_per_process_not_per_file(tmp_path,
     assert sorted(line.split(":")[0] for line in lines) == sorted(names * per_file)
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
-def test_pre_commit_hooks_with_try_repo(tmp_path):
+def pre_commit_workspace(tmp_path: Path, **extra_env: str) -> tuple[str, Path, dict]:
+    """pre-commit's executable (the test is skipped without it), an empty work folder, and an
+    environment with a private pre-commit cache and a git identity."""
     pre_commit = shutil.which("pre-commit") or os.path.join(os.path.dirname(sys.executable), "pre-commit")
     if not os.path.exists(pre_commit):
         pytest.skip("pre-commit is not installed")
     work = tmp_path / "work"
     work.mkdir()
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "GIT_AUTHOR_NAME": "t",
-           "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+           "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+           **extra_env}
+    return pre_commit, work, env
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
+def test_pre_commit_hooks_with_try_repo(tmp_path):
+    pre_commit, work, env = pre_commit_workspace(tmp_path)
     run("git", "init", "-q", cwd=work, env=env)
     script = work / "train.py"
     script.write_text("import torch\nmodel = Net().cuda()\n")
@@ -101,14 +109,8 @@ def test_pre_commit_hooks_with_try_repo(tmp_path):
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
 def test_pre_commit_run_all_files_with_both_hooks(tmp_path):
-    pre_commit = shutil.which("pre-commit") or os.path.join(os.path.dirname(sys.executable), "pre-commit")
-    if not os.path.exists(pre_commit):
-        pytest.skip("pre-commit is not installed")
+    pre_commit, work, env = pre_commit_workspace(tmp_path)
     rev = run("git", "rev-parse", "HEAD", cwd=ROOT).stdout.strip()
-    work = tmp_path / "work"
-    work.mkdir()
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "GIT_AUTHOR_NAME": "t",
-           "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
     (work / ".pre-commit-config.yaml").write_text(
         f"repos:\n  - repo: {ROOT}\n    rev: {rev}\n    hooks:\n"
         "      - id: torchdevice-fix\n      - id: torchdevice-lint\n"
@@ -159,13 +161,9 @@ def test_readme_pre_commit_snippets_agree_with_the_hooks_file():
 def test_readme_local_pre_commit_snippet_runs(tmp_path):
     import yaml
 
-    pre_commit = shutil.which("pre-commit") or os.path.join(os.path.dirname(sys.executable), "pre-commit")
-    if not os.path.exists(pre_commit):
-        pytest.skip("pre-commit is not installed")
-    work = tmp_path / "work"
-    work.mkdir()
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"),
-           "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
+    pre_commit, work, env = pre_commit_workspace(
+        tmp_path, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    )
     local, _ = readme_pre_commit_snippets()
     (work / ".pre-commit-config.yaml").write_text(yaml.safe_dump(local))
     (work / "train.py").write_text("import torch\nmodel = Net().cuda()\nx = y.cuda(1)\n")
