@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -173,6 +174,62 @@ def test_a_file_past_its_time_is_interrupted():
     with pytest.raises(TooComplex, match=r"took more than 0.5 s"):
         run_guarded(spin, Budget(seconds=0.5))
     assert time.monotonic() - started < 5
+
+
+def test_an_interruption_swallowed_once_is_repeated_until_the_thread_stops():
+    swallowed = []
+
+    def swallow_the_first_deadline() -> None:
+        while True:
+            try:
+                while True:
+                    pass
+            except BaseException as error:  # as a finalizer does, where the deadline may land
+                if swallowed:
+                    raise
+                swallowed.append(error)
+
+    with pytest.raises(TooComplex):
+        run_guarded(swallow_the_first_deadline, Budget(seconds=0.2))
+    assert len(swallowed) == 1
+    assert not [thread for thread in threading.enumerate() if thread.name == "torchdevice-file"]
+
+
+#: A file's work that swallows every interruption for ``sys.argv[1]`` seconds while LibCST parses
+#: (a thread killed inside its native parser at exit aborts the process), after a report.
+SWALLOWING_PROGRAM = """
+import sys, time
+import libcst
+from torchdevice_lint import guard
+
+guard.GRACE_SECONDS, guard.EXIT_GRACE_SECONDS = 0.2, 2.0
+source = "x = [" + "f(1) + g[2], " * 200 + "]"
+
+def work():
+    started = time.monotonic()
+    while time.monotonic() - started < float(sys.argv[1]):
+        try:
+            libcst.parse_module(source)
+        except BaseException:
+            pass
+
+try:
+    guard.run_guarded(work, guard.Budget(seconds=0.1))
+except guard.TooComplex as error:
+    print(error, flush=True)
+"""
+
+
+def test_a_thread_left_behind_is_stopped_before_the_interpreter_exits():
+    run = subprocess.run([sys.executable, "-c", SWALLOWING_PROGRAM, "1.5"], capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stdout, run.stderr) == (0, "too complex to check (took more than 0.1 s)\n", "")
+
+
+def test_a_thread_that_cannot_be_stopped_ends_the_process_in_one_line():
+    run = subprocess.run([sys.executable, "-c", SWALLOWING_PROGRAM, "600"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2
+    assert run.stdout == "too complex to check (took more than 0.1 s)\n"
+    assert run.stderr == "error: a file's check could not be stopped; exiting without waiting for it\n"
 
 
 def test_the_budget_is_configured_and_checked():

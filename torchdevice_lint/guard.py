@@ -11,10 +11,13 @@ and under a deadline. A refused file raises `TooComplex`, whose message is one l
 from __future__ import annotations
 
 import ast
+import atexit
 import ctypes
+import os
 import re
 import sys
 import threading
+import time
 import warnings
 from dataclasses import dataclass
 from typing import Callable, TypeVar, Union
@@ -30,6 +33,10 @@ STACK_BYTES = 512 * 1024 * 1024
 FRAMES_PER_LEVEL = 24
 #: Seconds a file's thread gets to stop after its deadline before it is left behind.
 GRACE_SECONDS = 2.0
+#: Seconds a thread left behind gets to stop when the interpreter exits, before the process ends without finalizing.
+EXIT_GRACE_SECONDS = 30.0
+#: Seconds between two interruptions of a thread that has not stopped yet.
+INTERRUPT_INTERVAL = 0.05
 
 
 @dataclass(frozen=True)
@@ -57,7 +64,7 @@ def run_guarded(function: Callable[[], Result], budget: Budget) -> Result:
 
     Its exceptions are raised here. Past the deadline the thread is interrupted (between two
     Python instructions: a native call finishes first) and `TooComplex` is raised; a thread
-    that does not stop within a grace period is left to finish alone.
+    that does not stop within a grace period is left behind, and stopped at exit.
     """
     outcome: dict[str, Union[Result, BaseException]] = {}
 
@@ -78,8 +85,9 @@ def run_guarded(function: Callable[[], Result], budget: Budget) -> Result:
             threading.stack_size(previous)
     thread.join(budget.seconds)
     if thread.is_alive():
-        _interrupt(thread)
-        thread.join(GRACE_SECONDS)
+        _stop(thread, GRACE_SECONDS)
+        if thread.is_alive():
+            _leave_behind(thread)
         raise TooComplex(f"took more than {budget.seconds:g} s")
     error = outcome.get("error")
     if isinstance(error, _DeadlinePassed):
@@ -95,24 +103,65 @@ class _DeadlinePassed(BaseException):
 
 _STACK_SIZE_LOCK = threading.Lock()
 _ON_GUARDED_THREAD = threading.local()
-#: The hook `_quiet_deadline_in_finalizers` hands every other unraisable exception to.
+#: Threads past their grace period, still running: the interpreter must not finalize under them.
+_LEFT_BEHIND: list[threading.Thread] = []
+
+
+def _stop(thread: threading.Thread, seconds: float) -> None:
+    """Interrupt ``thread`` until it ends or ``seconds`` pass.
+
+    Once is not enough: an interruption that lands in a finalizer (a weakref callback) is
+    swallowed there, and the thread goes on with its file."""
+    _install_quiet_hooks()
+    ends = time.monotonic() + seconds
+    while thread.is_alive() and time.monotonic() < ends:
+        ident = thread.ident
+        if ident is not None:
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(_DeadlinePassed))
+        thread.join(INTERRUPT_INTERVAL)
+
+
+def _leave_behind(thread: threading.Thread) -> None:
+    if not _LEFT_BEHIND:
+        atexit.register(_stop_left_behind)
+    _LEFT_BEHIND.append(thread)
+
+
+def _stop_left_behind() -> None:
+    """At exit, stop the threads left behind first: one the interpreter kills while it runs
+    inside LibCST's native parser aborts the whole process (SIGABRT) after the run's report.
+    One that cannot be stopped ends the process without finalizing, with exit code 2."""
+    for thread in _LEFT_BEHIND:
+        _stop(thread, EXIT_GRACE_SECONDS)
+    if any(thread.is_alive() for thread in _LEFT_BEHIND):
+        print("error: a file's check could not be stopped; exiting without waiting for it", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(2)
+
+
+def _install_quiet_hooks() -> None:
+    """A deadline that lands in a finalizer, or past the end of a file's work, is dropped rather
+    than printed as a traceback: the file is reported past its budget all the same."""
+    global _previous_unraisablehook, _previous_excepthook
+    if sys.unraisablehook is _quiet_deadline_in_finalizers:
+        return
+    _previous_unraisablehook, sys.unraisablehook = sys.unraisablehook, _quiet_deadline_in_finalizers
+    _previous_excepthook, threading.excepthook = threading.excepthook, _quiet_deadline_in_threads
+
+
 _previous_unraisablehook = sys.unraisablehook
+_previous_excepthook = threading.excepthook
 
 
 def _quiet_deadline_in_finalizers(unraisable: "sys.UnraisableHookArgs") -> None:
-    """A deadline that lands in a finalizer (a weakref callback) is dropped, not printed as a
-    traceback: the file is reported past its budget all the same."""
     if not isinstance(unraisable.exc_value, _DeadlinePassed):
         _previous_unraisablehook(unraisable)
 
 
-def _interrupt(thread: threading.Thread) -> None:
-    global _previous_unraisablehook
-    if sys.unraisablehook is not _quiet_deadline_in_finalizers:  # installed on the first deadline only
-        _previous_unraisablehook, sys.unraisablehook = sys.unraisablehook, _quiet_deadline_in_finalizers
-    ident = thread.ident
-    if ident is not None:
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(_DeadlinePassed))
+def _quiet_deadline_in_threads(raised: "threading.ExceptHookArgs") -> None:
+    if not isinstance(raised.exc_value, _DeadlinePassed):
+        _previous_excepthook(raised)
 
 
 def _raise_recursion_limit(limit: int) -> None:
