@@ -23,24 +23,23 @@ def names_used_as_tensors(function: cst.FunctionDef, imports: ImportTable, lenie
     stack: list[cst.CSTNode] = [function.body]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value in evidence:
+        # ``type(...) is``, not ``isinstance``: this walks every function, and LibCST's classes
+        # are abstract-base-class instances whose ``isinstance`` is slow (none of these has subclasses).
+        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.attr.value in evidence:
             found.add(node.value.value)
-        if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
-            and isinstance(node.func.value, cst.Name)
-            and node.func.attr.value in _CALLED_TENSOR_EVIDENCE
-        ):
-            found.add(node.func.value.value)
-        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Name):
+        elif type(node) is cst.Call:
+            func = node.func
+            if type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value in _CALLED_TENSOR_EVIDENCE:
+                found.add(func.value.value)
+            if lenient and (imports.qualified_name(func) or "").startswith("torch."):
+                found.update(arg.value.value for arg in node.args if type(arg.value) is cst.Name and not arg.keyword)
+        elif type(node) is cst.Assign and type(node.value) is cst.Name:
             for target in node.targets:
                 if isinstance(target.target, (cst.Tuple, cst.List)):
                     for element in target.target.elements:
                         if isinstance(element.value, cst.Name):
                             unpacked_from[element.value.value] = node.value.value
-        if lenient and isinstance(node, cst.Call) and (imports.qualified_name(node.func) or "").startswith("torch."):
-            found.update(arg.value.value for arg in node.args if isinstance(arg.value, cst.Name) and not arg.keyword)
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        elif type(node) is cst.FunctionDef or type(node) is cst.ClassDef or type(node) is cst.Lambda:
             continue
         stack.extend(iter_child_nodes(node))
     return found | {unpacked_from[name] for name in found if name in unpacked_from}

@@ -146,22 +146,24 @@ class FlowAnalysis:
         function_parents: dict,
     ) -> None:
         for child in iter_child_nodes(node):
-            if isinstance(child, (cst.Import, cst.ImportFrom)):
+            # ``type(...) is``: ``isinstance`` on LibCST's abstract-base-class instances is slow,
+            # and this visits every node of the file (none of these classes has subclasses).
+            if type(child) is cst.Import or type(child) is cst.ImportFrom:
                 self.imports.add(child)
-            elif isinstance(child, cst.FunctionDef):
+            elif type(child) is cst.FunctionDef:
                 function_parents[child] = (function, klass)
                 if function is None and klass is None:
                     self.functions.setdefault(child.name.value, child)
                 self._collect(child, child, None, function_parents)
                 continue
-            elif isinstance(child, cst.ClassDef):
+            elif type(child) is cst.ClassDef:
                 self.classes[child.name.value] = ClassInfo(
                     child, None, method_named(child, "to") is not None, running_methods=methods_reached_from(child, ENTRY_METHODS)
                 )
                 self._collect(child, function, child, function_parents)
                 continue
-            elif isinstance(child, cst.Call):
-                if isinstance(child.func, cst.Name):
+            elif type(child) is cst.Call:
+                if type(child.func) is cst.Name:
                     self.called_names.add(child.func.value)
                 name = self.imports.qualified_name(child.func)
                 if name in ("torch.set_default_device", "torch.set_default_tensor_type"):
@@ -414,7 +416,8 @@ class FlowAnalysis:
         """
         before = dict(scope.env)
         branches = list(branches)
-        assigned = [assigned_names(branch) if branch is not None else set() for branch in branches]
+        # Only loop state needs them, and an ``elif`` ladder would walk each rung again.
+        assigned = [assigned_names(branch) if branch is not None and self._loop_depth else set() for branch in branches]
         outcomes = []
         for index, branch in enumerate(branches):
             if branch is None:
