@@ -11,8 +11,8 @@ from torchdevice_lint.cli import main
 
 BUGGY = "import torch\nmodel = Net().cuda()\n"
 FIXED = (
-    "import torch\n"
-    'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+    "import torch\n\n"
+    'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
     "model = Net().to(device)\n"
 )
 CLEAN = "import torch\nmodel = Net().to(device)\n"

@@ -83,7 +83,7 @@ def test_binding_is_inserted_once_after_the_imports_and_reused():
     source = '"""Doc."""\nfrom __future__ import annotations\nimport torch\nimport os\n\na = x.cuda()\n\ndef f(y):\n    return y.cuda()\n'
     fixed = fix_source(source)
     assert fixed == (
-        '"""Doc."""\nfrom __future__ import annotations\nimport torch\nimport os\n'
+        '"""Doc."""\nfrom __future__ import annotations\nimport torch\nimport os\n\n'
         'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
         "a = x.to(device)\n\ndef f(y):\n    return y.to(device)\n"
     )
@@ -91,7 +91,8 @@ def test_binding_is_inserted_once_after_the_imports_and_reused():
 
 def test_binding_adds_import_torch_and_avoids_taken_names():
     fixed = fix_source("def device():\n    return 0\n\ndef run(m):\n    return m.cuda()\n")
-    assert fixed.startswith("import torch\ntorch_device = torch.device(")
+    assert fixed.startswith("import torch\n\ntorch_device = torch.device(")
+    assert '"cpu")\n\n\ndef device():' in fixed  # two blank lines before a def (PEP 8)
     assert "return m.to(torch_device)" in fixed
 
 

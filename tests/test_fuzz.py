@@ -73,7 +73,8 @@ def check_invariants(source: bytes) -> None:
     untouched = collections.Counter(line for number, line in enumerate(before, 1) if number not in touched)
     lost = untouched - collections.Counter(after)
     assert not lost, f"lines without findings changed: {list(lost)}"
-    assert 0 <= len(after) - len(before) <= 2, "a fix added more than the device binding"
+    # the device binding (and `import torch`) with the blank lines PEP 8 puts around them
+    assert 0 <= len(after) - len(before) <= 6, "a fix added more than the device binding"
 
 
 def _compiles(source: bytes) -> bool:

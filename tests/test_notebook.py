@@ -98,7 +98,7 @@ def test_round_trip_changes_only_the_fixed_cell_sources(tmp_path, options, final
 
     # The same document with only the two code cells' sources replaced, written the same way.
     expected = json.loads(text)
-    expected["cells"][2]["source"] = lines(
+    expected["cells"][2]["source"] = lines(  # a cell without imports: the binding on its first line
         'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
         "x = torch.randn(4)\n"
         "model = Net().to(device)\n"
@@ -133,8 +133,8 @@ def test_unusual_layout_key_order_and_crlf_are_kept():
     fixed = fix_source(text, filename="nb.ipynb")
     assert fixed == text.replace(
         '["import torch\\n",   "m = M().cuda()"]',
-        '["import torch\\n",   "device = torch.device(\\"cuda\\" if torch.cuda.is_available() else \\"cpu\\")\\n",'
-        '   "m = M().to(device)"]',
+        '["import torch\\n",   "\\n",   "device = torch.device(\\"cuda\\" if torch.cuda.is_available() else \\"cpu\\")\\n",'
+        '   "\\n",   "m = M().to(device)"]',
     )
 
 
@@ -150,7 +150,7 @@ def test_binding_goes_into_the_first_cell_that_needs_it():
     assert sources[0] == "import torch\nimport numpy as np\n"  # the set-up cell is left alone
     assert sources[1] == "data = np.ones(3)\n"
     assert sources[2] == (
-        'import os\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+        'import os\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
         "model = Net().to(device)\n"
     )
     assert sources[3] == "batch = batch.to(device)\n"  # later cells reuse it
@@ -258,7 +258,7 @@ def test_fix_notebook_reports_what_remains():
     document = notebook(cell(["import torch\n", "a = x.cuda(0)\n", "b = y.cuda()\n"]))
     result = fix_notebook(dump(document).encode(), Linter())
     assert result.applied == 1
-    assert [(f.cell, f.line) for f in result.remaining] == [(1, 3)]  # the unsafe one, after the new binding line
+    assert [(f.cell, f.line) for f in result.remaining] == [(1, 5)]  # the unsafe one, after the new binding line and its blank lines
 
 
 # A cell copied from inside a function: IPython removes the first line's indentation from

@@ -66,7 +66,9 @@ def fix_source(
 
     >>> print(fix_source("import torch\\nmodel = Net().cuda()\\n"), end="")
     import torch
+    <BLANKLINE>
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    <BLANKLINE>
     model = Net().to(device)
     """
     notebook = filename is not None and is_notebook(filename)

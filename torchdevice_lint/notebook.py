@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public, missing from typeshed
 from typing import TYPE_CHECKING, Optional
 
+from torchdevice_lint.analysis.binding import CELL_MARKER
 from torchdevice_lint.findings import Finding
 from torchdevice_lint.parsing import LOCATED, SourceError, parse
 
@@ -39,8 +40,9 @@ if TYPE_CHECKING:
     from torchdevice_lint.engine import Linter
 
 #: A line that starts each cell in the combined program; an import, so that a new device
-#: binding is always inserted after it, inside the cell that needs it.
-_MARKER = "import _tdl_cell_{index}\n"
+#: binding is always inserted after it, inside the cell that needs it (the binder lays the
+#: binding out as at the top of a file there: see ``CELL_MARKER``).
+_MARKER = CELL_MARKER + "{index}\n"
 _MARKER_LINE = re.compile(r"import _tdl_cell_(\d+)\r?\n?")
 _MASK = "pass  # _tdl_masked_{index}"
 _MASKED_LINE = re.compile(r"[ \t]*pass  # _tdl_masked_(\d+)(\r?\n)?")

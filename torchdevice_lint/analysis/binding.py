@@ -26,6 +26,11 @@ from torchdevice_lint.analysis.values import Kind
 
 _CANDIDATE_GLOBAL_NAMES = ("device", "torch_device", "default_device")
 
+#: How the notebook front end starts each cell in the program it builds from the cells: an
+#: import, so that a binding lands inside the cell that needs it, where it is laid out as at
+#: the top of a file (no blank line above it unless the cell has imports of its own).
+CELL_MARKER = "import _tdl_cell_"
+
 #: How each ``--device-style`` spells the portable device (the styles a configuration may name).
 DEVICE_STYLES = {
     "cuda": '{torch}.device("cuda" if {torch}.cuda.is_available() else "cpu")',
@@ -140,7 +145,18 @@ class DeviceBinder:
         for index, statement in enumerate(body[:before_index]):
             if _is_import_line(statement):
                 position = index + 1
-        body[position:position] = self.binding_statements()
+        inserted = self.binding_statements()
+        at_top = position == 0 or _is_cell_marker(body[position - 1])
+        after_imports = not at_top and _is_import_line(body[position - 1])
+        if not at_top:
+            # PEP 8 and isort: one blank line between the import block (or docstring) and code.
+            inserted[0] = inserted[0].with_changes(leading_lines=[cst.EmptyLine()])
+        if len(inserted) > 1:
+            # ``import torch`` is its own import block: a blank line before the code under it.
+            inserted[1] = inserted[1].with_changes(leading_lines=[cst.EmptyLine()])
+        if position < len(body):
+            body[position] = _spaced_after_code(body[position], came_after_imports=after_imports)
+        body[position:position] = inserted
         return module.with_changes(body=body)
 
     def _free_global_name(self) -> str:
@@ -212,10 +228,26 @@ def _strict_tensor_evidence(function: cst.FunctionDef, imports: ImportTable) -> 
     return _Evidence(frozenset(tensors), frozenset(sizes))
 
 
+def _spaced_after_code(statement: cst.BaseStatement, came_after_imports: bool) -> cst.BaseStatement:
+    """``statement`` now follows the device line: two blank lines before a ``def`` or
+    ``class`` (PEP 8), and at least one before anything else that followed the imports."""
+    leading: Sequence[cst.EmptyLine] = getattr(statement, "leading_lines", ())
+    blank = [line for line in leading if line.comment is None]
+    wanted = 2 if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) else int(came_after_imports)
+    if len(blank) >= wanted or len(blank) != len(leading):
+        return statement  # enough already, or comments among them: keep the author's layout
+    extra = [cst.EmptyLine()] * (wanted - len(blank))
+    return statement.with_changes(leading_lines=[*extra, *leading])
+
+
 def _is_import_line(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and all(
         isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
     )
+
+
+def _is_cell_marker(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and cst.Module([statement]).code.startswith(CELL_MARKER)
 
 
 def _leading_position(body: list[cst.BaseStatement]) -> int:

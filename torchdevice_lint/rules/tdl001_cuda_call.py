@@ -71,7 +71,7 @@ class CudaCall(Rule):
     invalid = (
         Invalid(
             "import torch\nmodel = Net().cuda()\n",
-            'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
             "model = Net().to(device)\n",
         ),
         Invalid(

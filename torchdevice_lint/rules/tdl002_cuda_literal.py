@@ -99,7 +99,7 @@ class CudaLiteral(Rule):
         ),
         Invalid(
             'import torch\nmodel = Net().to("cuda")\n',
-            'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
             "model = Net().to(device)\n",
         ),
         Invalid('x = x.to(f"cuda:{i}")\n'),

@@ -102,8 +102,8 @@ class LegacyConstructor(Rule):
         Invalid("import torch\nids = torch.LongTensor(token_ids)\n"),
         Invalid(
             "import torch\nbuffer = torch.cuda.ByteTensor()\n",
-            "import torch\n"
-            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+            "import torch\n\n"
+            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
             "buffer = torch.empty(0, dtype=torch.uint8, device=device)\n",
         ),
         Invalid(

@@ -71,7 +71,7 @@ class LegacyTypeConversion(Rule):
         ),
         Invalid(
             "import torch\n\ndef f(x: torch.Tensor):\n    return x.type('torch.cuda.LongTensor')\n",
-            'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
+            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
             "def f(x: torch.Tensor):\n    return x.to(device=device, dtype=torch.int64)\n",
         ),
         Invalid(
@@ -80,8 +80,8 @@ class LegacyTypeConversion(Rule):
         ),
         Invalid(
             "import torch\nmodel = model.type(torch.cuda.HalfTensor)\n",
-            "import torch\n"
-            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+            "import torch\n\n"
+            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
             "model = model.to(device=device, dtype=torch.float16)\n",
         ),
         Invalid(
