@@ -115,7 +115,7 @@ class DeviceBinder:
 
         The flow's guess for a parameter counts unless the body also uses it as a size, a
         count, an index or a flag (``torch.zeros(1, batch_size, h)``, ``range(n)``, ``x[i]``,
-        ``if verbose:``) with no tensor-only use to outweigh it (a ``Tensor`` annotation, a
+        ``if verbose:``, ``batch["images"]``) with no tensor-only use to outweigh it (a ``Tensor`` annotation, a
         tensor-only method, its ``.device`` read). Locals hold what the flow computed."""
         value = scope.env.get(name)
         if value is None or value.kind is not Kind.TENSOR:
@@ -194,8 +194,8 @@ def bound_before(scope: Scope, name: str, site: int) -> bool:
 class _Evidence:
     #: Parameters the body shows are tensors.
     tensors: frozenset[str]
-    #: Names the body uses as a size, a count, an index or a flag (a positional argument of a
-    #: torch factory, ``range(n)``, a subscript, an ``if`` test).
+    #: Names the body uses as a size, a count, an index, a flag or a mapping (a positional
+    #: argument of a torch factory, ``range(n)``, a subscript, an ``if`` test, ``batch["x"]``).
     sizes: frozenset[str]
 
 
@@ -221,6 +221,9 @@ def _strict_tensor_evidence(function: cst.FunctionDef, imports: ImportTable) -> 
         if isinstance(node, cst.SubscriptElement) and isinstance(node.slice, cst.Index):
             if isinstance(node.slice.value, cst.Name):
                 sizes.add(node.slice.value.value)
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+            if any(isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.SimpleString) for e in node.slice):
+                sizes.add(node.value.value)  # batch["images"]: a mapping
         if isinstance(node, (cst.If, cst.While, cst.IfExp)) and isinstance(node.test, cst.Name):
             sizes.add(node.test.value)  # a flag
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not) and isinstance(node.expression, cst.Name):

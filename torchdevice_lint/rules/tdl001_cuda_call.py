@@ -95,6 +95,13 @@ class CudaCall(Rule):
             "import torch\nfrom torch import nn\n\nclass Decoder(nn.Module):\n    def forward(self, batch_size, encoded):\n"
             "        hidden = torch.zeros(1, batch_size, 4).to(encoded.device)\n        return encoded.unsqueeze(0) + hidden\n",
         ),
+        Invalid(  # a batch read by key is a mapping: `batch.device` does not exist
+            "import torch\nfrom torch import nn\n\n\nclass Model(nn.Module):\n    def forward(self, batch):\n"
+            "        return batch['images'].cuda(non_blocking=True)\n",
+            'import torch\nfrom torch import nn\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+            "\n\nclass Model(nn.Module):\n    def forward(self, batch):\n"
+            "        return batch['images'].to(device, non_blocking=True)\n",
+        ),
         Invalid(
             "def fused(weight, bias, y):\n    w = weight.cuda(bias.device)\n    return y.cuda(bias.get_device()) + w\n",
             "def fused(weight, bias, y):\n    w = weight.to(bias.device)\n    return y.to(bias.device) + w\n",
