@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 import libcst as cst
+from libcst.metadata import PositionProvider
 
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.imports import ImportTable
@@ -103,7 +104,8 @@ def known_tensor(source: str, line_number: int, name: str) -> bool:
             imports.add(node)
     if name == "self" or name in imports.aliases:
         return name == "self"  # ``self.device``: the binder's class attribute, not a tensor's
-    for function in _functions_at(module, line_number) or [None]:
+    around: list[Optional[cst.FunctionDef]] = [*_functions_at(module, line_number)]
+    for function in around or [None]:
         scope: cst.CSTNode = function if function is not None else module
         if function is not None and name not in _parameters(function) and not _binds(function, name):
             continue  # a name of an enclosing function: judge it there
@@ -117,7 +119,7 @@ def known_tensor(source: str, line_number: int, name: str) -> bool:
 def _functions_at(module: cst.Module, line_number: int) -> list[cst.FunctionDef]:
     """The functions around ``line_number``, innermost first."""
     wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(cst.metadata.PositionProvider)
+    positions = wrapper.resolve(PositionProvider)
     around = [
         node
         for node, span in positions.items()
