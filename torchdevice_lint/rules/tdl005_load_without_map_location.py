@@ -60,18 +60,21 @@ class LoadWithoutMapLocation(Rule):
 
     ## Use instead
     ```python
-    state = torch.load("checkpoint.pt", weights_only=True, map_location=device)
+    state = torch.load("checkpoint.pt", weights_only=True, map_location="cpu")
     model.load_state_dict(state)
     ```
 
     ## Fix safety
-    Adds `map_location=` with the device already in scope (a `device` variable, `x.device`,
-    `self.device`); where none is bound it adds `map_location="cpu"` rather than a new
-    module-level device. Safe when the loaded object goes straight into `load_state_dict(...)`,
-    which copies every tensor onto the parameters' own device anyway. Unsafe otherwise: on a
-    GPU machine the loaded tensors may land elsewhere than before (a CPU-saved checkpoint now
-    loads onto the device, a GPU-saved one onto the CPU with `"cpu"`), and code that uses them
-    directly may rely on where they were.
+    Adds `map_location="cpu"`: `load_state_dict(...)` copies every tensor onto the parameters'
+    own device anyway, and a checkpoint that is only read or saved again keeps CPU storages
+    (with the device, `torch.save` would write GPU storages into the new file). Only where the
+    same function computes with what it loaded (calls it, `model = torch.load(p); model(x)`, does
+    arithmetic with it, passes it to a `torch` function or returns it) does the fix use the
+    device already in scope (a `device` variable, `x.device`, `self.device`), and still
+    `"cpu"` where none is bound rather than a new module-level device. Safe when the loaded object goes straight into
+    `load_state_dict(...)`. Unsafe otherwise: on a GPU machine the loaded tensors may land
+    elsewhere than before (a GPU-saved checkpoint now loads onto the CPU), and code that uses
+    them directly may rely on where they were.
     """
 
     code = "TDL005"
@@ -105,17 +108,29 @@ class LoadWithoutMapLocation(Rule):
             'import torch\nmodel.load_state_dict(torch.load("ckpt.pt"))\n',
             'import torch\nmodel.load_state_dict(torch.load("ckpt.pt", map_location="cpu"))\n',
         ),
-        Invalid(
+        Invalid(  # load_state_dict copies onto the parameters' device: "cpu" even with a device in scope
             "import torch\n\ndef restore(model, path, device):\n    state = torch.load(path, weights_only=True)\n"
             "    model.load_state_dict(state)\n",
             "import torch\n\ndef restore(model, path, device):\n"
-            "    state = torch.load(path, weights_only=True, map_location=device)\n    model.load_state_dict(state)\n",
+            '    state = torch.load(path, weights_only=True, map_location="cpu")\n    model.load_state_dict(state)\n',
+        ),
+        Invalid(  # only saved again: the device would write GPU storages into the new file
+            "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
+            "def strip(path, out):\n    checkpoint = torch.load(path)\n    torch.save(checkpoint['model'], out)\n",
+            "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
+            "def strip(path, out):\n    checkpoint = torch.load(path, map_location=\"cpu\")\n    torch.save(checkpoint['model'], out)\n",
+        ),
+        Invalid(  # computed with right away: the device in scope
+            "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
+            "def predict(x):\n    model = torch.load('model.pt')\n    return model(x.to(device))\n",
+            "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
+            "def predict(x):\n    model = torch.load('model.pt', map_location=device)\n    return model(x.to(device))\n",
         ),
         Invalid(
-            "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
-            "checkpoint = torch.load(args.resume)\n",
-            "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
-            "checkpoint = torch.load(args.resume, map_location=device)\n",
+            "import torch\n\ndef embed(ids, device):\n    weights = torch.load('embedding_weights.pt')\n"
+            "    return torch.embedding(weights, ids)\n",
+            "import torch\n\ndef embed(ids, device):\n    weights = torch.load('embedding_weights.pt', map_location=device)\n"
+            "    return torch.embedding(weights, ids)\n",
         ),
         Invalid(
             "from torch import load\nstate = load('weights.pth')\n",
@@ -146,8 +161,10 @@ class LoadWithoutMapLocation(Rule):
         self.report(node, fix=self._fix(node))
 
     def _fix(self, node: cst.Call) -> Fix:
-        device = self.context.device_for()
-        location = '"cpu"' if device.inserts_binding else device.expression
+        location = '"cpu"'
+        if self._computes_with_result():
+            device = self.context.device_for()
+            location = location if device.inserts_binding else device.expression
         replacement = append_argument(node, argument(expression(location), "map_location"))
         safety = Safety.SAFE if self._feeds_load_state_dict(directly=True) else Safety.UNSAFE
         return Fix(safety, ((node, replacement),))
@@ -171,6 +188,38 @@ class LoadWithoutMapLocation(Rule):
             if _is_load_state_dict(node) and any(
                 isinstance(name, cst.Name) and name.value == target for arg in node.args for name in walk(arg.value)
             ):
+                return True
+        return False
+
+    def _computes_with_result(self) -> bool:
+        """The function computes with what ``name = torch.load(p)`` loaded: calls it
+        (``name(x)``, ``name.forward(x)``), does arithmetic with it or passes it (or an item
+        of it) to a ``torch`` function other than ``torch.save``; or returns it, and its
+        caller may."""
+        if isinstance(self.context.parent(1), cst.Return):
+            return True
+        target = self._assigned_name()
+        if target is None:
+            return False
+        functions = self.context.enclosing_functions()
+        scope: cst.CSTNode = functions[0] if functions else self.analysis.module
+
+        def is_target(value: cst.BaseExpression) -> bool:
+            while isinstance(value, cst.Subscript):
+                value = value.value
+            return isinstance(value, cst.Name) and value.value == target
+
+        for found in walk(scope):
+            if isinstance(found, cst.Call):
+                func = found.func
+                if is_target(func) or (isinstance(func, cst.Attribute) and func.attr.value == "forward" and is_target(func.value)):
+                    return True
+                callee = self.analysis.qualified_name(func) or ""
+                if callee.startswith("torch.") and callee != "torch.save" and any(is_target(arg.value) for arg in found.args):
+                    return True
+            if isinstance(found, cst.BinaryOperation) and (is_target(found.left) or is_target(found.right)):
+                return True
+            if isinstance(found, cst.Return) and found.value is not None and is_target(found.value):
                 return True
         return False
 
