@@ -1,5 +1,8 @@
 """The engine's promises: positions, suppression, byte fidelity, one binding, idempotence."""
 
+import subprocess
+import sys
+
 import libcst as cst
 import pytest
 
@@ -126,3 +129,31 @@ def test_bad_input_raises_one_line_source_error(bad):
 def test_every_rule_documents_itself_in_one_place():
     for rule in ALL_RULES:
         assert rule.code.startswith("TDL") and rule.name and rule.message and rule.needles
+
+
+@pytest.mark.parametrize(
+    ("source", "lines_after_imports"),
+    [
+        ("import torch\n\nx = y.cuda()\n", -1),
+        ("import torch\n\n\nlogger = get_logger()\nx = y.cuda()\n", 2),
+        ("import torch\n\n\n# the model\nx = y.cuda()\n", 2),
+        ("import torch\n\n\nclass A:\n    pass\n\n\nx = y.cuda()\n", -1),
+        ('"""Doc."""\n\nimport os\n\nimport torch\n\n\ndef f(y):\n    return y.cuda()\n', -1),
+    ],
+)
+def test_the_device_line_keeps_the_files_own_isort_check_clean(source, lines_after_imports, tmp_path):
+    """Ruff's isort check (I001) stays clean on the fixed file: the device line gets the blank
+    lines the file already puts after its imports (a repository's ``lines-after-imports = 2``
+    shows as two blank lines before its first code)."""
+
+    def isort_clean(text: str) -> bool:
+        path = tmp_path / "module.py"
+        path.write_text(text)
+        command = [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "I001", "-q", str(path)]
+        command += ["--config", f"lint.isort.lines-after-imports={lines_after_imports}"]
+        return subprocess.run(command, capture_output=True).returncode == 0
+
+    assert isort_clean(source)
+    fixed = fix_source(source)
+    assert "device = torch.device(" in fixed
+    assert isort_clean(fixed), fixed

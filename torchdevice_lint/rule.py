@@ -94,7 +94,10 @@ class Rule:
         replacements: Sequence[tuple[cst.CSTNode, Replacement]],
         device: DeviceChoice,
         safety: Safety = Safety.SAFE,
-    ) -> Fix:
+    ) -> Optional[Fix]:
+        """The fix writing ``device``; none where the site cannot read it (a local of the same name)."""
+        if device.shadowed:
+            return None
         return Fix(safety, tuple(replacements), needs_device_binding=device.inserts_binding)
 
     @classmethod

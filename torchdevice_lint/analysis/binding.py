@@ -14,14 +14,14 @@ this order of preference, and only when none exists asks for one module-level bi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.flow import FlowAnalysis, Scope, names_used_as_tensors
 from torchdevice_lint.analysis.imports import ImportTable
-from torchdevice_lint.analysis.tree import walk
+from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes, walk
 from torchdevice_lint.analysis.values import Kind
 
 _CANDIDATE_GLOBAL_NAMES = ("device", "torch_device", "default_device")
@@ -47,6 +47,9 @@ class DeviceChoice:
     expression: str
     #: True when the expression is the module-level binding that a fix must insert.
     inserts_binding: bool = False
+    #: True when an enclosing function binds that name itself, so the site cannot read the
+    #: module-level binding: the finding is reported without a fix.
+    shadowed: bool = False
 
 
 class DeviceBinder:
@@ -71,9 +74,9 @@ class DeviceBinder:
         """The device to use in ``statement``, nested in ``functions`` (innermost first)."""
         site = self.flow.statement_order.get(statement, 0) if statement is not None else 0
         scopes = [self.flow.scopes[f] for f in functions if f in self.flow.scopes]
-        for scope in scopes:
+        for depth, scope in enumerate(scopes):
             name = _bound_device_name(scope, site)
-            if name is not None:
+            if name is not None and (depth > 0 or statement is None or _binding_reaches(scope.node, name, statement)):
                 return DeviceChoice(name)
         if partner is not None and scopes and bound_before(scopes[0], partner, site) and self._reads_device(
             scopes[0], partner
@@ -95,9 +98,10 @@ class DeviceBinder:
                 return DeviceChoice("self.device")
         module_scope = self.flow.scopes[self.flow.module]
         name = _bound_device_name(module_scope, site if not scopes else None)
-        if name is not None:
+        if name is not None and (scopes or statement is None or _binding_reaches(self.flow.module, name, statement)):
             return DeviceChoice(name)
-        return DeviceChoice(self.global_name, inserts_binding=True)
+        shadowed = any(_binds(scope, self.global_name) for scope in scopes)
+        return DeviceChoice(self.global_name, inserts_binding=True, shadowed=shadowed)
 
     def tensor_parameter_in(self, function: cst.FunctionDef, expression: cst.CSTNode) -> Optional[str]:
         """A parameter of ``function`` that ``expression`` computes with and that is known to be
@@ -149,8 +153,10 @@ class DeviceBinder:
         at_top = position == 0 or _is_cell_marker(body[position - 1])
         after_imports = not at_top and _is_import_line(body[position - 1])
         if not at_top:
-            # PEP 8 and isort: one blank line between the import block (or docstring) and code.
-            inserted[0] = inserted[0].with_changes(leading_lines=[cst.EmptyLine()])
+            # PEP 8 and isort: blank lines between the import block (or docstring) and code, as
+            # many as the file already puts there (isort's lines_after_imports).
+            blank = _blank_lines_after_imports(body[position]) if after_imports and position < len(body) else 1
+            inserted[0] = inserted[0].with_changes(leading_lines=[cst.EmptyLine()] * blank)
         if len(inserted) > 1:
             # ``import torch`` is its own import block: a blank line before the code under it.
             inserted[1] = inserted[1].with_changes(leading_lines=[cst.EmptyLine()])
@@ -160,16 +166,24 @@ class DeviceBinder:
         return module.with_changes(body=body)
 
     def _free_global_name(self) -> str:
+        """One name in every file (``device``, or the configured one) unless the module itself
+        binds it to something else; a function that binds it locally gets no fix that needs it
+        (see ``DeviceChoice.shadowed``) instead of a second name for the whole file."""
         non_device_bindings: set[str] = set(self.imports.aliases) | set(self.flow.classes) | set(self.flow.functions)
-        for scope in self.flow.scopes.values():
-            for name, value in scope.env.items():
-                if value.kind is not Kind.DEVICE or value.defaults_to_cpu or name in self.imports.aliases:
-                    non_device_bindings.add(name)
+        for name, value in self.flow.scopes[self.flow.module].env.items():
+            if value.kind is not Kind.DEVICE or value.defaults_to_cpu:
+                non_device_bindings.add(name)
         candidates = (self.preferred_name,) if self.preferred_name else ()
         for name in candidates + _CANDIDATE_GLOBAL_NAMES:
             if name not in non_device_bindings:
                 return name
         return "_portable_device"
+
+
+def _binds(scope: Scope, name: str) -> bool:
+    """``name`` is local to the function of ``scope``: a parameter or assigned in its body."""
+    function = scope.node
+    return name in scope.bound_at or (isinstance(function, cst.FunctionDef) and name in _parameter_names(function))
 
 
 def _bound_device_name(scope: Scope, site: Optional[int]) -> Optional[str]:
@@ -182,6 +196,59 @@ def _bound_device_name(scope: Scope, site: Optional[int]) -> Optional[str]:
     if not usable:
         return None
     return "device" if "device" in usable else usable[0]
+
+
+def _binding_reaches(scope_node: cst.CSTNode, name: str, site: cst.CSTNode) -> bool:
+    """Some binding of ``name`` in ``scope_node`` reaches ``site``: it is not part of the site
+    itself (``rank, dev = 0, torch.device("cuda")``), nor inside an ``if``/``else`` branch or
+    an ``except`` handler that the site is outside of (``dev`` bound under ``if distributed:``
+    is unbound in the ``else:``). Parameters always reach."""
+    if isinstance(scope_node, cst.FunctionDef) and name in _parameter_names(scope_node):
+        return True
+    parents: dict[cst.CSTNode, cst.CSTNode] = {}
+    bindings: list[cst.CSTNode] = []
+    for node in walk(scope_node):
+        for child in iter_child_nodes(node):
+            parents[child] = node
+        if any(isinstance(target, cst.Name) and target.value == name for target in _bound_targets(node)):
+            bindings.append(node)
+    around_site = {site, *_ancestors(site, parents)}
+    for binding in bindings:
+        if binding in around_site or any(ancestor is site for ancestor in _ancestors(binding, parents)):
+            continue  # the site's own assignment
+        branches = [
+            block
+            for block in _ancestors(binding, parents)
+            if isinstance(parents.get(block), (cst.If, cst.Else, cst.ExceptHandler))
+            and isinstance(block, cst.BaseSuite)
+        ]
+        if all(block in around_site for block in branches):
+            return True
+    return False
+
+
+def _bound_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """What ``node`` binds, tuples unpacked: ``a, b = ...``, ``for a in``, ``with ... as a``."""
+    targets = assignment_targets(node)
+    if isinstance(node, (cst.For, cst.CompFor)):
+        targets = [node.target]
+    elif isinstance(node, cst.AsName):
+        targets = [node.name]
+    unpacked: list[cst.BaseExpression] = []
+    while targets:
+        target = targets.pop()
+        if isinstance(target, (cst.Tuple, cst.List)):
+            targets.extend(element.value for element in target.elements)
+        else:
+            unpacked.append(target)
+    return unpacked
+
+
+def _ancestors(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> Iterator[cst.CSTNode]:
+    parent = parents.get(node)
+    while parent is not None:
+        yield parent
+        parent = parents.get(parent)
 
 
 def bound_before(scope: Scope, name: str, site: int) -> bool:
@@ -241,6 +308,21 @@ def _spaced_after_code(statement: cst.BaseStatement, came_after_imports: bool) -
         return statement  # enough already, or comments among them: keep the author's layout
     extra = [cst.EmptyLine()] * (wanted - len(blank))
     return statement.with_changes(leading_lines=[*extra, *leading])
+
+
+def _blank_lines_after_imports(statement: cst.BaseStatement) -> int:
+    """How many blank lines this file puts between its imports and code (1 or 2), read on the
+    statement that followed them: two before a ``def`` or ``class`` say nothing (the default
+    asks for two there, and one before other code)."""
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return 1
+    leading: Sequence[cst.EmptyLine] = getattr(statement, "leading_lines", ())
+    blank = 0
+    for line in leading:
+        if line.comment is not None:
+            break
+        blank += 1
+    return min(max(blank, 1), 2)
 
 
 def _is_import_line(statement: cst.CSTNode) -> bool:

@@ -119,6 +119,22 @@ class CudaLiteral(Rule):
             'import torch\nGPU = torch.device("cuda", 0)\n',
             'import torch\nGPU = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n',
         ),
+        Invalid(  # `dev` bound under `if distributed:` is unbound in the `else:` branch
+            'import torch\n\n\ndef main(distributed, rank):\n    if distributed:\n        dev = torch.device("cuda", rank)\n'
+            '    else:\n        rank, dev = 0, torch.device("cuda")\n    return dev\n',
+            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            'def main(distributed, rank):\n    if distributed:\n        dev = torch.device("cuda", rank)\n'
+            '    else:\n        rank, dev = 0, device\n    return dev\n',
+        ),
+        Invalid(  # one name: a `device` parameter elsewhere does not rename the module's binding
+            'import torch\n\n\ndef prepare(x, device=None):\n    return x.to(device)\n\n\nmodel = Net().to("cuda")\n',
+            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            'def prepare(x, device=None):\n    return x.to(device)\n\n\nmodel = Net().to(device)\n',
+        ),
+        Invalid(  # a local `device` that is not one hides the module's binding: no fix
+            'import torch\n\n\ndef run(x):\n    y = x.to("cuda")\n    device = None\n    return y, device\n',
+            'import torch\n\n\ndef run(x):\n    y = x.to("cuda")\n    device = None\n    return y, device\n',
+        ),
     )
 
     def __init__(self, context) -> None:

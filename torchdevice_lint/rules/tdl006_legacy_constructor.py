@@ -210,7 +210,7 @@ class LegacyConstructor(Rule):
             fix = self._default_fix(node, dtype, legacy.startswith("torch.cuda."), torch_name, line)
         self.report(node, self.default_type_message, fix)
 
-    def _default_fix(self, node, dtype: str, cuda: bool, torch_name: str, line: cst.SimpleStatementLine) -> Fix:
+    def _default_fix(self, node, dtype: str, cuda: bool, torch_name: str, line: cst.SimpleStatementLine) -> Optional[Fix]:
         dtype_text = dtype.replace("torch.", f"{torch_name}.", 1)
         set_dtype = expression(f"{torch_name}.set_default_dtype({dtype_text})")
         if not cuda:
