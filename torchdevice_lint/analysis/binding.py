@@ -7,8 +7,10 @@ this order of preference, and only when none exists asks for one module-level bi
 2. the device of the tensor the site meets (``x.device``), when that tensor is a name;
 3. inside a module's ``forward`` (or a helper it feeds), an input tensor's ``.device``;
 4. ``self.device`` when the class sets it;
-5. a module-level device variable (bound before the site, for module-level code);
-6. a new ``device = torch.device("cuda" if torch.cuda.is_available() else "cpu")``.
+5. a module-level device variable (bound before the site, for module-level code), or one
+   the file imports from its project (``torch_device`` from a testing module);
+6. a new ``device = torch.device("cuda" if torch.cuda.is_available() else "cpu")``, named
+   ``device`` in every file unless the module binds that name to something else.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Iterator, Optional, Sequence
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.devices import looks_like_device_name
 from torchdevice_lint.analysis.flow import FlowAnalysis, Scope, names_used_as_tensors
 from torchdevice_lint.analysis.imports import ImportTable
 from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes, walk
@@ -100,8 +103,31 @@ class DeviceBinder:
         name = _bound_device_name(module_scope, site if not scopes else None)
         if name is not None and (scopes or statement is None or _binding_reaches(self.flow.module, name, statement)):
             return DeviceChoice(name)
+        imported = self._imported_device_name()
+        if imported is not None and not any(_binds(scope, imported) for scope in scopes):
+            return DeviceChoice(imported)
         shadowed = any(_binds(scope, self.global_name) for scope in scopes)
         return DeviceChoice(self.global_name, inserts_binding=True, shadowed=shadowed)
+
+    def _imported_device_name(self) -> Optional[str]:
+        """A device the file imports from its project: ``from ..testing_utils import torch_device``
+        (diffusers' and transformers' tests), never ``torch.device`` itself nor a function the
+        file calls (``get_device()``)."""
+        names = set()
+        for statement in self.flow.module.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
+                    continue
+                module = small.module
+                if module is not None and cst.Module([]).code_for_node(module).split(".")[0] == "torch":
+                    continue
+                for alias in small.names:
+                    local = alias.evaluated_alias or alias.evaluated_name
+                    if looks_like_device_name(local) and local not in self.flow.called_names:
+                        names.add(local)
+        return "device" if "device" in names else min(names, default=None)
 
     def tensor_parameter_in(self, function: cst.FunctionDef, expression: cst.CSTNode) -> Optional[str]:
         """A parameter of ``function`` that ``expression`` computes with and that is known to be

@@ -95,6 +95,12 @@ class CudaCall(Rule):
             "import torch\nfrom torch import nn\n\nclass Decoder(nn.Module):\n    def forward(self, batch_size, encoded):\n"
             "        hidden = torch.zeros(1, batch_size, 4).to(encoded.device)\n        return encoded.unsqueeze(0) + hidden\n",
         ),
+        Invalid(  # the project's own device, imported (diffusers' and transformers' tests)
+            "import torch\n\nfrom ..testing_utils import torch_device\n\n\ndef test_step(model):\n"
+            "    return model.cuda()\n",
+            "import torch\n\nfrom ..testing_utils import torch_device\n\n\ndef test_step(model):\n"
+            "    return model.to(torch_device)\n",
+        ),
         Invalid(  # a batch read by key is a mapping: `batch.device` does not exist
             "import torch\nfrom torch import nn\n\n\nclass Model(nn.Module):\n    def forward(self, batch):\n"
             "        return batch['images'].cuda(non_blocking=True)\n",
