@@ -283,8 +283,8 @@ class FlowAnalysis:
         if annotation is None:
             return UNKNOWN
         qualified = self.imports.qualified_name(annotation.annotation)
-        if qualified in ("torch.Tensor", "torch.nn.Parameter"):
-            return Value(Kind.TENSOR)
+        if qualified in torch_api.LEGACY_TENSOR_TYPES or qualified == "torch.nn.Parameter":
+            return Value(Kind.TENSOR)  # ``mask: torch.BoolTensor``: a tensor, on any device
         if qualified == "torch.device":
             return DEVICE_OBJECT
         if qualified == "torch.nn.Module":
@@ -625,7 +625,9 @@ class FlowAnalysis:
                            for e in node.slice if isinstance(e.slice, cst.Index)]
                 self._record_meeting(node, [(node.value, receiver), *indices])
             if receiver.kind is Kind.TENSOR:
-                return receiver if only_slices(node) else Value(Kind.TENSOR, receiver.place)
+                if only_slices(node):
+                    return receiver
+                return Value(Kind.TENSOR, receiver.place, scalar_origins=receiver.origins if receiver.is_cpu_factory_tensor else frozenset())
             return Value(place=Place.DEVICE) if receiver.place is Place.DEVICE else UNKNOWN
         if isinstance(node, cst.IfExp):
             return self._evaluate_conditional(node, scope)
@@ -798,6 +800,8 @@ class FlowAnalysis:
                 participants = [(node.func.value, receiver), *tensor_arguments(argument_values, self.values)]
                 self._record_meeting(node, participants)
                 return combine([value for _, value in participants])
+            if receiver.scalar_origins and method in torch_api.RANK_GIVING_METHODS and (node.args or method == "flatten"):
+                return Value(Kind.TENSOR, receiver.place, receiver.scalar_origins)  # at least 1-dim now
             if method in torch_api.TENSOR_RETURNING_METHODS:
                 return receiver
         if receiver.kind is Kind.UNKNOWN and method in torch_api.TENSOR_ONLY_METHODS:

@@ -268,6 +268,10 @@ TENSOR_RETURNING_METHODS = COMBINING_METHODS | frozenset(
     }
 )
 
+#: Tensor methods whose result has at least one dimension when given a size or a dimension
+#: (``view(n, 1)``, ``unsqueeze(0)``; ``flatten()`` always): never a 0-dim scalar.
+RANK_GIVING_METHODS = frozenset({"view", "reshape", "unsqueeze", "expand", "repeat", "flatten"})
+
 #: Reductions that give a 0-dim tensor when called without a dimension.
 FULL_REDUCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "norm", "std", "var", "amax", "amin", "all", "any"})
 

@@ -47,9 +47,16 @@ class Value:
     #: A device parameter defaulting to None (``device=None``): the CPU unless a caller passes
     #: one, so what it places is not known to be on the device.
     defaults_to_cpu: bool = False
+    #: The factories of a CPU tensor that may be 0-dim (an element ``mask[i]``): such a tensor may
+    #: meet any device, until an explicit rank (``mask[i].view(n, 1)``) makes it a factory tensor again.
+    scalar_origins: frozenset[cst.Call] = frozenset()
+    #: For a tensor moved to the device: the factories it came from (``torch.zeros(n).cuda()``).
+    moved_from: frozenset[cst.Call] = frozenset()
 
     def moved_to(self, place: Place) -> "Value":
-        return replace(self, place=place, origins=self.origins if place is Place.CPU else frozenset(), elements=None)
+        if place is Place.CPU:
+            return replace(self, place=place, elements=None)
+        return replace(self, place=place, origins=frozenset(), elements=None, moved_from=self.origins)
 
     @property
     def is_cpu_factory_tensor(self) -> bool:
@@ -66,9 +73,11 @@ def merge(first: Value, second: Value) -> Value:
         return first
     kind = first.kind if first.kind == second.kind else Kind.UNKNOWN
     # A device-less factory reaching this point on one path keeps its origin unless the other
-    # path moved it explicitly: whatever it meets on that path, it meets as a CPU tensor.
-    if Place.DEVICE not in (first.place, second.place) and (first.origins or second.origins):
-        return Value(kind, Place.CPU, first.origins | second.origins)
+    # path moved that tensor (``if cuda: x = x.cuda()``): whatever it meets on its own path, it
+    # meets as a CPU tensor (``mask = torch.ones(n) if mask is None else mask``).
+    origins = first.origins | second.origins
+    if origins and not origins & (first.moved_from | second.moved_from):
+        return Value(Kind.TENSOR if Kind.UNKNOWN in (first.kind, second.kind) else kind, Place.CPU, origins)
     place = first.place if first.place == second.place else Place.UNKNOWN
     type_name = first.type_name if first.type_name == second.type_name else None
     elements = None
