@@ -19,6 +19,7 @@ import argparse
 import difflib
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -44,11 +45,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("paths", nargs="+")
     parser.add_argument("--limit", type=int, default=0, help="stop after this many files (0: all)")
     parser.add_argument("--show", type=int, default=20)
+    parser.add_argument("--progress", type=int, default=0, metavar="N", help="print progress to stderr every N files")
     options = parser.parse_args(argv)
     files = fixed_files = reads = 0
     offending: list[str] = []
+    started = time.monotonic()
     for path in _python_files(options.paths, options.limit):
         files += 1
+        if options.progress and files % options.progress == 0:
+            print(f"  {files} files, {time.monotonic() - started:.0f} s, at {path}", file=sys.stderr, flush=True)
         try:
             original = path.read_text(encoding="utf-8")
             fixed = fix_source(original, filename=str(path))
