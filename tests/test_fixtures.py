@@ -53,7 +53,8 @@ def test_a_report_only_case_is_left_alone_and_its_suggestion_is_clean(case):
 
 
 def test_every_report_only_rule_has_a_case():
-    assert {case.parent.name for case in REPORT_ONLY} == {"tdl010", "tdl011"}
+    # tdl001: `.cuda()` under a CUDA check is reported without a fix (guarded_cuda_calls)
+    assert {case.parent.name for case in REPORT_ONLY} == {"tdl001", "tdl010", "tdl011"}
 
 
 @pytest.mark.parametrize("case", FIXED, ids=lambda p: f"{p.parent.name}/{p.name}")

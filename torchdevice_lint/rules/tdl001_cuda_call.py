@@ -4,7 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
-from torchdevice_lint.analysis.guards import in_cuda_only_code, in_cuda_only_test
+from torchdevice_lint.analysis.guards import in_cuda_only_code, in_cuda_only_test, under_device_check
 from torchdevice_lint.analysis.tree import positional_arguments
 from torchdevice_lint.analysis.values import Kind
 from torchdevice_lint.findings import Fix, Safety
@@ -16,7 +16,7 @@ class CudaCall(Rule):
     """
     ## What it does
     Flags every `.cuda(...)` call on a tensor or a module, guarded by
-    `torch.cuda.is_available()` or not. Tests that are skipped without CUDA
+    `torch.cuda.is_available()` or not (a guarded one without a fix). Tests that are skipped without CUDA
     (`@skipIf(not torch.cuda.is_available())`, `@requires_cuda`) are CUDA-only by design and
     left alone.
 
@@ -47,7 +47,10 @@ class CudaCall(Rule):
     module-level `device` binding), keeping `non_blocking` and `memory_format`; a device the
     call names stays (`.cuda(w.device)` becomes `.to(w.device)`, `.cuda(t.get_device())`
     becomes `.to(t.device)`). An object of a class of the project with its own `cuda()` but
-    no `to()` is reported without a fix. Unsafe when
+    no `to()` is reported without a fix, and so is a call under a device check
+    (`if torch.cuda.is_available():`, `if args.cuda:`, a conditional expression): that branch
+    only runs with CUDA, where `.to(device)` would change nothing; make the code portable by
+    hand (one `device`, no branch). Unsafe when
     the call names a device index (`.cuda(1)`, `.cuda(args.gpu)`): the fix drops it, which
     changes the GPU used on a multi-GPU machine.
     """
@@ -61,6 +64,8 @@ class CudaCall(Rule):
         "model = Net().to(device)",
         "x = x.to(device, non_blocking=True)",
         "available = torch.cuda.is_available()",
+        "model = model.cpu()",
+        "import torch\nstream = torch.cuda.Stream()",
         "torch.cuda.manual_seed_all(0)",
         "use_cuda = args.cuda",
         "def cuda(self):\n    return self.to('cuda')",
@@ -78,9 +83,13 @@ class CudaCall(Rule):
             "import torch\n\ndef step(x, device):\n    return x.cuda(non_blocking=True)\n",
             "import torch\n\ndef step(x, device):\n    return x.to(device, non_blocking=True)\n",
         ),
+        Invalid(  # under a CUDA check: reported, not rewritten (the branch only runs with CUDA)
+            "import torch\nif torch.cuda.is_available():\n    x = x.cuda()\n",
+            "import torch\nif torch.cuda.is_available():\n    x = x.cuda()\n",
+        ),
         Invalid(
-            "import torch\ndevice = torch.device('cpu')\nif torch.cuda.is_available():\n    x = x.cuda(0)\n",
-            "import torch\ndevice = torch.device('cpu')\nif torch.cuda.is_available():\n    x = x.to(device)\n",
+            "import torch\n\ndef maybe_to_gpu(model, use_gpu):\n    return model.cuda() if use_gpu else model\n",
+            "import torch\n\ndef maybe_to_gpu(model, use_gpu):\n    return model.cuda() if use_gpu else model\n",
         ),
         Invalid(
             "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n"
@@ -133,6 +142,9 @@ class CudaCall(Rule):
         drops_index = len(kept) != len(node.args)
         if any(arg.star for arg in node.args):
             self.report(node)
+            return
+        if under_device_check(self.analysis.module, self.context.ancestors):
+            self.report(node)  # a branch taken only with CUDA: `.to(device)` would change nothing there
             return
         owner = self.analysis.class_of(func.value)
         if owner is not None and owner.cuda_without_to:
