@@ -104,6 +104,9 @@ class Tally:
     shaped: dict[str, list[int]] = field(default_factory=lambda: collections.defaultdict(lambda: [0, 0]))
     #: (repository, rule) -> [fixes of the rule's shape seen, of those caught]
     by_repo: dict[tuple[str, str], list[int]] = field(default_factory=lambda: collections.defaultdict(lambda: [0, 0]))
+    #: the same, leaving out ports (see `is_port`): fixes of a mismatch the parent had
+    shaped_bugs: dict[str, list[int]] = field(default_factory=lambda: collections.defaultdict(lambda: [0, 0]))
+    bugs_by_repo: dict[tuple[str, str], list[int]] = field(default_factory=lambda: collections.defaultdict(lambda: [0, 0]))
     #: fixes of a rule's shape the linter did not point at: (rule, where, old line, new line)
     missed: list[tuple[str, str, str, str]] = field(default_factory=list)
 
@@ -155,6 +158,53 @@ def miss_context(path: str, before: str) -> str:
             or parts[-1].endswith("_test.py") or parts[-1] == "conftest.py":
         return "test"
     return "other" if _DEVICE_CODE.search(before) or "cuda" in before else "no device before"
+
+
+#: The device a fix wrote: ``device=<expr>`` or ``.to(<expr>)``, up to the next comma or bracket.
+_ADDED_DEVICE = re.compile(r"(?:\bdevice\s*=\s*|\.to\()([^,()]+)")
+_DEVICE_ROOT = re.compile(r"self\.\w+|\w+")
+
+
+def is_port(old: str, new: str, before_lines: list[str], old_number: int) -> bool:
+    """Whether a factory fix gave the factory a device the parent did not have at that line: a
+    name the commit introduced (``def test_x(device)``), an attribute the file never set, or a
+    literal device. The parent then had no second device for the factory to meet: the commit
+    ports CPU code to the GPU (or pins it), it does not fix a mismatch.
+    """
+    added = [match.group(1).strip() for match in _ADDED_DEVICE.finditer(new)]
+    added = [expression for expression in added if expression not in old]
+    if not added:
+        return False
+    expression = added[0]
+    if expression[:1] in "'\"":
+        return True
+    root = _DEVICE_ROOT.match(expression)
+    if root is None:
+        return False
+    name = root.group()
+    word = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
+    if name.startswith("self."):
+        return not any(word.search(line) for line in before_lines)
+    return not any(word.search(line) for line in _visible_lines(before_lines, old_number))
+
+
+def _visible_lines(lines: list[str], number: int) -> list[str]:
+    """The lines whose names the 1-based line ``number`` may read: those of the functions
+    around it up to that line (their signatures included) and the module's own lines."""
+    visible = [line for line in lines if line[:1] not in " \t#" and line.strip()]
+    indent = len(lines[number - 1]) - len(lines[number - 1].lstrip())
+    for index in range(number - 1, -1, -1):
+        line = lines[index]
+        stripped = line.lstrip()
+        if not stripped:
+            continue
+        depth = len(line) - len(stripped)
+        if depth < indent and stripped.startswith(("def ", "async def ")):
+            visible.extend(lines[index:number])
+            indent = depth
+        if depth == 0:
+            break
+    return visible
 
 
 def _signature(finding: Finding, lines: list[str]) -> tuple[str, str]:
@@ -214,11 +264,18 @@ def mine(repo: str, linter: Linter, rules: tuple[str, ...], args: argparse.Names
                             f.code == rule and old_lines[f.line - 1] == old and f.line in changed
                             for f in found_before
                         ) and not any(f.code == rule and f.line == new_number for f in found_after)
+                        old_number = next(n for n in sorted(changed) if old_lines[n - 1] == old)
+                        port = is_port(old, new, old_lines, old_number)
                         for counts in (tally.shaped[rule], tally.by_repo[name, rule]):
                             counts[0] += 1
                             counts[1] += hit
+                        if not port:
+                            for counts in (tally.shaped_bugs[rule], tally.bugs_by_repo[name, rule]):
+                                counts[0] += 1
+                                counts[1] += hit
                         if not hit:
-                            where = f"{name} {commit[:10]} {path} [{miss_context(path, before)}]"
+                            context = "port" if port else miss_context(path, before)
+                            where = f"{name} {commit[:10]} {path} [{context}]"
                             tally.missed.append((rule, where, old.strip(), new.strip()))
         tally.commits += counted
 
@@ -232,9 +289,13 @@ def report(tally: Tally, rules: tuple[str, ...], show: bool) -> None:
         seen, hit = tally.shaped.get(rule, (0, 0))
         shape = f"; fixes of its shape: {hit} of {seen} caught" if rule in FIX_SHAPES else ""
         print(f"{rule}: {len(mine_)} findings on parents, {caught} caught (fixed by the commit){shape}")
-    print("per repository (fixes of the rule's shape: caught / seen):")
+        if rule in FIX_SHAPES:
+            bugs, bugs_hit = tally.shaped_bugs.get(rule, (0, 0))
+            print(f"{rule}: leaving out ports (a device the parent did not have): {bugs_hit} of {bugs} caught")
+    print("per repository (fixes of the rule's shape: caught / seen; leaving out ports: caught / seen):")
     for (repo, rule), (seen, hit) in sorted(tally.by_repo.items()):
-        print(f"  {rule} {repo:45} {hit:4} / {seen:<4}")
+        bugs, bugs_hit = tally.bugs_by_repo.get((repo, rule), (0, 0))
+        print(f"  {rule} {repo:45} {hit:4} / {seen:<4} {bugs_hit:4} / {bugs:<4}")
     if show:
         for sighting in sorted(tally.sightings, key=lambda s: (s.finding.code, not s.caught, s.repo)):
             mark = "caught" if sighting.caught else "kept  "

@@ -70,8 +70,9 @@ def test_mining_finds_the_bug_a_device_commit_fixed(history, capsys):
     out = capsys.readouterr().out
     assert out.startswith("1 device commits, 1 modified files")
     assert "TDL003: 1 findings on parents, 1 caught (fixed by the commit); fixes of its shape: 1 of 1 caught" in out
+    assert "TDL003: leaving out ports (a device the parent did not have): 1 of 1 caught" in out
     assert "TDL003 caught" in out and "model.py:11" in out
-    assert re.search(r"TDL003 \S+\s+1 / 1", out)  # the per-repository table
+    assert re.search(r"TDL003 \S+\s+1 / 1\s+1 / 1", out)  # the per-repository table
 
 
 def test_mining_skips_commits_whose_message_is_not_about_devices(history, capsys):
@@ -91,6 +92,40 @@ def test_mining_skips_commits_whose_message_is_not_about_devices(history, capsys
 )
 def test_a_tdl003_fix_is_a_factory_that_gains_a_device(old, new, shaped):
     assert load("mine_fix_commits").FIX_SHAPES["TDL003"](old, new) is shaped
+
+
+PARENT = """import torch
+
+DEVICE = torch.device("cuda")
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        n = x.size(1)
+        pos = torch.arange(n)
+        return x + pos
+
+
+def test_forward():
+    x = torch.randn(2, 3)
+    return Net()(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("line", "new", "port"),
+    [
+        (9, "        pos = torch.arange(n, device=x.device)", False),  # the input was there: a mismatch fixed
+        (9, "        pos = torch.arange(n, device=DEVICE)", False),  # a module-level device
+        (14, "    x = torch.randn(2, 3, device=device)", True),  # the commit added the device parameter
+        (9, "        pos = torch.arange(n, device=self.device)", True),  # an attribute the file never set
+        (9, '        pos = torch.arange(n, device="cpu")', True),  # pinned to a literal device
+        (9, "        pos = torch.arange(n).to(x.device)", False),
+    ],
+)
+def test_a_port_gives_a_factory_a_device_the_parent_did_not_have(line, new, port):
+    lines = PARENT.splitlines()
+    assert load("mine_fix_commits").is_port(lines[line - 1], new, lines, line) is port
 
 
 def test_measure_counts_findings_per_rule():
