@@ -745,6 +745,8 @@ class FlowAnalysis:
             if qualified in torch_api.COMBINING_FUNCTIONS:
                 self._record_meeting(node, tensor_values)
             result = combine([value for _, value in tensor_values])
+            if _reduces_to_zero_dim(node, qualified):
+                return Value(Kind.TENSOR, result.place)  # 0-dim: may meet any device
             return Value(Kind.TENSOR, result.place, result.origins)
         if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1].endswith("_like") and argument_values:
             first = argument_values[0][1]
@@ -760,6 +762,9 @@ class FlowAnalysis:
             return Value(Kind.LOADER)
         if qualified in torch_api.IN_PLACE_CLASSES:
             return Value(Kind.IN_PLACE)
+        tensor_values = [value for _, value in tensor_arguments(argument_values, self.values) if value.kind is Kind.TENSOR]
+        if tensor_values and torch_api.computes_tensor(qualified):
+            return Value(Kind.TENSOR, combine(tensor_values).place)  # what it makes is new: no factory to fix
         return UNKNOWN
 
     def _evaluate_factory(self, node: cst.Call, qualified: str) -> Value:
@@ -804,6 +809,8 @@ class FlowAnalysis:
                 return Value(Kind.TENSOR, receiver.place, receiver.scalar_origins)  # at least 1-dim now
             if method in torch_api.TENSOR_RETURNING_METHODS:
                 return receiver
+            if method not in torch_api.NON_TENSOR_METHODS and not method.startswith("_"):
+                return Value(Kind.TENSOR, receiver.place)  # ``labels.bincount()``: a new tensor, where the receiver is
         if receiver.kind is Kind.UNKNOWN and method in torch_api.TENSOR_ONLY_METHODS:
             return Value(Kind.TENSOR, receiver.place)  # only tensors have .detach(), .unsqueeze(), ...
         if receiver.kind is Kind.UNKNOWN and receiver.place is Place.DEVICE and method in torch_api.TENSOR_RETURNING_METHODS:
@@ -973,6 +980,15 @@ class FlowAnalysis:
 def _without_origins(value: Value) -> Value:
     elements = tuple(_without_origins(e) for e in value.elements) if value.elements is not None else None
     return replace(value, origins=frozenset(), elements=elements)
+
+
+def _reduces_to_zero_dim(call: cst.Call, qualified: str) -> bool:
+    """``torch.sum(x)``: a full reduction, given no dimension."""
+    return (
+        qualified.rsplit(".", 1)[-1] in torch_api.FULL_REDUCTIONS
+        and len(positional_arguments(call)) == 1
+        and keyword_argument(call, "dim") is None
+    )
 
 
 def _is_static(function: cst.FunctionDef) -> bool:

@@ -268,6 +268,43 @@ TENSOR_RETURNING_METHODS = COMBINING_METHODS | frozenset(
     }
 )
 
+#: Tensor methods whose result is not a tensor on the receiver's device (Python values, sizes,
+#: moves, in-place bookkeeping); any other method of a tensor returns one, on its device.
+NON_TENSOR_METHODS = frozenset(
+    {
+        "item", "tolist", "numpy", "size", "dim", "ndimension", "numel", "nelement", "element_size",
+        "stride", "storage", "untyped_storage", "data_ptr", "get_device", "is_contiguous", "is_floating_point",
+        "is_complex", "is_signed", "is_pinned", "is_shared", "is_set_to", "equal", "allclose", "type",
+        "to", "cuda", "cpu", "backward", "register_hook", "retain_grad", "share_memory_", "pin_memory",
+        "record_stream", "copy_", "set_", "resize_", "resize_as_", "apply_", "map_", "tobytes",
+        "__len__", "__iter__", "__array__", "dtype", "device", "shape", "unbind", "split", "chunk", "tensor_split",
+    }
+)
+
+#: Module-level functions of torch (``torch.<name>``) that are no tensor computation.
+NON_TENSOR_FUNCTION_PREFIXES = ("is_", "set_", "get_", "use_", "are_", "manual_seed", "initial_seed", "seed")
+NON_TENSOR_FUNCTIONS = frozenset(
+    {
+        "torch.save", "torch.load", "torch.numel", "torch.equal", "torch.allclose", "torch.compile", "torch.no_grad",
+        "torch.enable_grad", "torch.inference_mode", "torch.typename", "torch.result_type", "torch.can_cast",
+        "torch.promote_types", "torch.broadcast_shapes", "torch.cond", "torch.vmap", "torch.split", "torch.chunk",
+        "torch.unbind", "torch.tensor_split", "torch.from_numpy", "torch.tensor", "torch.sparse_coo_tensor",
+    }
+)
+#: Namespaces of torch whose functions compute tensors from tensors, like ``torch.<name>``.
+TENSOR_FUNCTION_NAMESPACES = ("torch.linalg.", "torch.fft.", "torch.special.")
+
+
+def computes_tensor(qualified: str) -> bool:
+    """A function of torch that, given tensors, returns a tensor where they live (``torch.bincount``)."""
+    if qualified in NON_TENSOR_FUNCTIONS or qualified in FACTORIES:
+        return False
+    if qualified.startswith(TENSOR_FUNCTION_NAMESPACES):
+        return True
+    prefix, _, name = qualified.rpartition(".")
+    return prefix == "torch" and name[:1].islower() and not name.startswith(NON_TENSOR_FUNCTION_PREFIXES)
+
+
 #: Tensor methods whose result has at least one dimension when given a size or a dimension
 #: (``view(n, 1)``, ``unsqueeze(0)``; ``flatten()`` always): never a 0-dim scalar.
 RANK_GIVING_METHODS = frozenset({"view", "reshape", "unsqueeze", "expand", "repeat", "flatten"})
