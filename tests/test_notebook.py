@@ -7,7 +7,15 @@ import pytest
 from torchdevice_lint import Settings, fix_source, lint_source
 from torchdevice_lint.cli import main
 from torchdevice_lint.engine import Linter
-from torchdevice_lint.notebook import Notebook, NotebookError, dedent, fix_notebook, lint_notebook, mask
+from torchdevice_lint.notebook import (
+    Notebook,
+    NotebookError,
+    fix_notebook,
+    lint_notebook,
+    mask,
+    restore_margin,
+    strip_margin,
+)
 
 
 def cell(source, kind="code", **extra):
@@ -261,33 +269,22 @@ def test_fix_notebook_reports_what_remains():
     assert [(f.cell, f.line) for f in result.remaining] == [(1, 5)]  # the unsafe one, after the new binding line and its blank lines
 
 
-# A cell copied from inside a function: IPython removes the first line's indentation from
-# every line that starts with it (the blank line and the less indented comment keep theirs).
-INDENTED = notebook(
-    cell(["import torch\n"]),
-    cell(lines(
+# Cells IPython cleans up before it runs them, each with its findings (cell, line, column,
+# end column), its fixed source, the lines of the file the fix writes anew and what remains.
+# - A cell copied from inside a function: the first line's indentation goes from every line
+#   that starts with it (the blank line and the less indented comment keep theirs).
+# - A cell pasted from a docstring (its first line starts with ``>>>``): the ``>>> `` /
+#   ``... `` prompts go, bare ones too; the output line keeps what it has.
+MARGIN_CASES = {
+    "indented": (
         "    model = Net()\n"
         "\n"
         "# a note at the margin\n"
         "    for batch in loader:\n"
         "        %time step(batch)\n"
         "        out = model(batch.cuda())\n"
-        "    y = torch.zeros(3).cuda(0)"
-    )),
-)
-
-
-def test_a_cell_indented_as_a_whole_parses_with_its_own_columns():
-    found = [(f.cell, f.line, f.column, f.end_column, f.code) for f in lint_notebook(dump(INDENTED).encode(), Linter())]
-    assert found == [(2, 6, 20, 32, "TDL001"), (2, 7, 8, 30, "TDL001")]
-
-
-def test_a_cell_indented_as_a_whole_is_fixed_in_its_own_indentation():
-    data = dump(INDENTED).encode()
-    result = fix_notebook(data, Linter())
-    assert result.applied == 1
-    fixed = json.loads(result.data)["cells"][1]["source"]
-    assert fixed == lines(
+        "    y = torch.zeros(3).cuda(0)",
+        [(6, 20, 32), (7, 8, 30)],
         '    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
         "    model = Net()\n"
         "\n"
@@ -295,17 +292,110 @@ def test_a_cell_indented_as_a_whole_is_fixed_in_its_own_indentation():
         "    for batch in loader:\n"
         "        %time step(batch)\n"
         "        out = model(batch.to(device))\n"
-        "    y = torch.zeros(3).cuda(0)"
-    )
-    original = dump(INDENTED).splitlines(keepends=True)
+        "    y = torch.zeros(3).cuda(0)",
+        [
+            '    "    device = torch.device(\\"cuda\\" if torch.cuda.is_available() else \\"cpu\\")\\n",\n',
+            '    "        out = model(batch.to(device))\\n",\n',
+        ],
+        (8, 8),  # the unsafe one, still indented
+    ),
+    "doctest": (
+        ">>> model = Net()\n"
+        ">>> !nvidia-smi\n"
+        ">>> for batch in loader:\n"
+        "...     out = model(batch.cuda())\n"
+        "...\n"
+        ">>> y = torch.zeros(3).cuda(0)\n"
+        "tensor([0., 0., 0.])",
+        [(4, 20, 32), (6, 8, 30)],
+        '>>> device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+        ">>> model = Net()\n"
+        ">>> !nvidia-smi\n"
+        ">>> for batch in loader:\n"
+        "...     out = model(batch.to(device))\n"
+        "...\n"
+        ">>> y = torch.zeros(3).cuda(0)\n"
+        "tensor([0., 0., 0.])",
+        [
+            '    ">>> device = torch.device(\\"cuda\\" if torch.cuda.is_available() else \\"cpu\\")\\n",\n',
+            '    "...     out = model(batch.to(device))\\n",\n',
+        ],
+        (7, 8),  # the unsafe one, after its prompt
+    ),
+}
+
+
+@pytest.mark.parametrize("case", MARGIN_CASES)
+def test_a_cell_ipython_cleans_up_parses_with_its_own_columns(case):
+    source, expected, *_ = MARGIN_CASES[case]
+    document = notebook(cell(["import torch\n"]), cell(lines(source)))
+    found = [(f.cell, f.line, f.column, f.end_column, f.code) for f in lint_notebook(dump(document).encode(), Linter())]
+    assert found == [(2, *place, "TDL001") for place in expected]
+
+
+@pytest.mark.parametrize("case", MARGIN_CASES)
+def test_a_cell_ipython_cleans_up_is_fixed_in_its_own_margin(case):
+    source, _, fixed_source, new_lines, remaining = MARGIN_CASES[case]
+    document = notebook(cell(["import torch\n"]), cell(lines(source)))
+    result = fix_notebook(dump(document).encode(), Linter())
+    assert result.applied == 1
+    fixed = json.loads(result.data)["cells"][1]["source"]
+    assert fixed == lines(fixed_source)
+    original = dump(document).splitlines(keepends=True)
     written = result.data.decode().splitlines(keepends=True)
-    assert [line for line in written if line not in original] == [
-        '    "    device = torch.device(\\"cuda\\" if torch.cuda.is_available() else \\"cpu\\")\\n",\n',
-        '    "        out = model(batch.to(device))\\n",\n',
-    ]
+    assert [line for line in written if line not in original] == new_lines
     assert len(written) == len(original) + 1
-    assert [(f.cell, f.line, f.column) for f in result.remaining] == [(2, 8, 8)]  # the unsafe one, still indented
+    assert [(f.cell, f.line, f.column) for f in result.remaining] == [(2, *remaining)]
     assert fix_notebook(result.data, Linter()).data == result.data
     with pytest.raises(SyntaxError):
-        compile("".join(fixed), "<cell>", "exec")  # still indented as written ...
-    compile(mask(dedent("".join(fixed)).source, {}), "<cell>", "exec")  # ... and runs as IPython runs it
+        compile("".join(fixed), "<cell>", "exec")  # still as written ...
+    compile(mask(strip_margin("".join(fixed)).source, {}), "<cell>", "exec")  # ... and runs as IPython runs it
+
+
+def test_a_doctest_cell_with_its_own_imports_gets_prompted_blank_lines():
+    document = notebook(cell(lines(">>> import torch\n>>> m = torch.nn.Linear(2, 2).cuda()\n>>> def f(x):\n...     return x.cuda()\n")))
+    result = fix_notebook(dump(document).encode(), Linter())
+    assert json.loads(result.data)["cells"][0]["source"] == lines(
+        ">>> import torch\n"
+        ">>>\n"
+        '>>> device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+        ">>>\n"
+        ">>> m = torch.nn.Linear(2, 2).to(device)\n"
+        ">>> def f(x):\n"
+        "...     return x.to(device)\n"
+    )
+    assert fix_notebook(result.data, Linter()).data == result.data
+
+
+def test_a_real_syntax_error_in_a_doctest_cell_is_named_in_the_cell_as_written():
+    document = notebook(cell(["import torch\n"]), cell(lines(">>> x = torch.ones(2,\n...         3)\n>>> y = 'unclosed\n")))
+    errors: list[str] = []
+    assert lint_notebook(dump(document).encode(), Linter(), errors) == []
+    assert errors == ["cell_2:3:9: syntax error: unterminated string literal (detected at line 3)"]
+    with pytest.raises(NotebookError, match="cell_2:3:9: syntax error"):
+        lint_notebook(dump(document).encode(), Linter())
+
+
+@pytest.mark.parametrize(
+    "source, cleaned, removed",
+    [
+        (">>> a = 1\n... \n>>>\nb\n", "a = 1\n\n\nb\n", {1: ">>> ", 2: "... ", 3: ">>>"}),
+        ("\n>>> a = (1,\n...      2)\n", "\na = (1,\n     2)\n", {2: ">>> ", 3: "... "}),
+        ("    >>> a = 1\n    ...\n", "a = 1\n\n", {1: "    >>> ", 2: "    ..."}),
+        # Not a pasted doctest: the first line has no prompt (IPython leaves ``...`` alone: it is Python).
+        ("def f():\n    ...\n>>> x\n", "def f():\n    ...\n>>> x\n", {}),
+        (">>>x = 1\n", ">>>x = 1\n", {}),
+        ("    a = 1\n  b\n", "a = 1\n  b\n", {1: "    "}),
+    ],
+)
+def test_strip_margin_is_ipython_cleanup(source, cleaned, removed):
+    margin = strip_margin(source)
+    assert (margin.source, dict(margin.removed)) == (cleaned, removed)
+
+
+def test_new_lines_get_the_doctest_prompt_for_where_they_start():
+    margin = strip_margin(">>> a = 1\n")
+    fixed = "a = 1\nb = f(\n    1,\n)\nif b:\n\n    c = 2\n"
+    written, after = restore_margin(margin, fixed)
+    assert written == ">>> a = 1\n>>> b = f(\n...     1,\n... )\n>>> if b:\n>>>\n...     c = 2\n"
+    assert strip_margin(written).source == fixed == after.source

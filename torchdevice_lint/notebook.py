@@ -8,10 +8,12 @@ cell (1-based, counting every cell as Jupyter shows them) and the line within it
   with ``%`` (line magics), ``!`` (shell escapes) or ``?`` / ending with ``?`` (help), and
   ``x = !cmd`` / ``x = %magic`` assignments. A cell whose first line is a ``%%`` cell magic
   is skipped whole: its body may not be Python at all.
-* A cell whose lines are all indented (copied from inside a function) runs as IPython runs
-  it: the first non-blank line's indentation is removed from every line that starts with it.
-  Findings still give the columns of the cell as written, and a fix adds the indentation back
-  to the lines it writes; the cell's other lines stay byte for byte.
+* A cell runs as IPython's clean-up leaves it: a cell copied from inside a function loses the
+  first non-blank line's indentation on every line that starts with it, and a cell pasted from
+  a doctest (its first non-blank line starts with ``>>> ``) loses its ``>>> `` / ``... ``
+  prompts. Findings and syntax errors still give the columns of the cell as written, and a fix
+  writes the lines it changes or adds with their indentation and prompt; the cell's other
+  lines stay byte for byte.
 * Markdown and raw cells, outputs, metadata, key order, indentation, escaping and the final
   newline are kept byte for byte: only the ``source`` values of the cells a fix changed are
   rewritten, in the layout the file already uses.
@@ -30,11 +32,11 @@ import re
 import warnings
 from dataclasses import dataclass, field, replace
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public, missing from typeshed
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Mapping, Optional
 
 from torchdevice_lint.analysis.binding import CELL_MARKER
 from torchdevice_lint.findings import Finding
-from torchdevice_lint.parsing import LOCATED, SourceError, parse
+from torchdevice_lint.parsing import SourceError, parse
 
 if TYPE_CHECKING:
     from torchdevice_lint.engine import Linter
@@ -267,25 +269,25 @@ class Program:
     cells: dict[int, tuple[int, int]]
     #: masked id -> the original line (without its newline)
     masked: dict[int, str]
-    #: cell index -> the indentation IPython removes from the cell (see `dedent`)
-    indents: dict[int, "Indent"] = field(default_factory=dict)
+    #: cell index -> what IPython's clean-up removes from the cell's lines (see `strip_margin`)
+    margins: dict[int, "Margin"] = field(default_factory=dict)
 
 
 def build_program(notebook: Notebook) -> Program:
     parts: list[str] = []
     cells: dict[int, tuple[int, int]] = {}
     masked: dict[int, str] = {}
-    indents: dict[int, Indent] = {}
+    margins: dict[int, Margin] = {}
     line = 1
     for cell in notebook.cells:
         if cell.skipped:
             continue
         parts.append(_MARKER.format(index=cell.index))
         line += 1
-        indent = dedent(cell.source)
-        if indent.prefix:
-            indents[cell.index] = indent
-        text = mask(indent.source, masked)
+        margin = strip_margin(cell.source)
+        if margin.removed:
+            margins[cell.index] = margin
+        text = mask(margin.source, masked)
         if text and not text.endswith(("\n", "\r")):
             text += "\n"
         count = len(text.splitlines())
@@ -297,61 +299,87 @@ def build_program(notebook: Notebook) -> Program:
         raise NotebookError(
             f"notebook code too large to check ({len(source) / 1e6:.1f} MB; the limit is {MAX_CODE_BYTES / 1e6:.1f} MB)"
         )
-    return Program(source, cells, masked, indents)
+    return Program(source, cells, masked, margins)
 
 
 @dataclass(frozen=True)
-class Indent:
-    """A cell as IPython runs it: ``source`` without the indentation ``prefix`` of its first
-    non-blank line, removed from the 1-based ``lines`` that start with it."""
+class Margin:
+    """A cell as IPython runs it: ``source`` without what IPython's clean-up removes from the
+    start of its lines, first the ``indentation`` of the first non-blank line (from the lines
+    that start with it), then, in a cell of ``prompts``, a ``>>> `` or ``... `` prompt.
+    ``removed`` maps each 1-based line that lost something to what it lost."""
 
     source: str
-    prefix: str = ""
-    lines: frozenset[int] = frozenset()
+    indentation: str = ""
+    prompts: bool = False
+    removed: Mapping[int, str] = field(default_factory=dict)
 
     def columns(self, line: int) -> int:
-        """How far a column of the dedented cell's ``line`` lies from the written cell's."""
-        return len(self.prefix) if line in self.lines else 0
+        """How far a column of the cleaned cell's ``line`` lies from the written cell's."""
+        return len(self.removed.get(line, ""))
+
+    def for_new_line(self, line: str, continues: bool) -> str:
+        """What a line a fix writes afresh starts with: the indentation (not on a blank line),
+        and in a cell of prompts ``>>> `` where a statement starts at the margin, else ``... ``
+        (bare on a blank line), as doctest writes them."""
+        blank = not line.strip()
+        if not self.prompts:
+            return "" if blank else self.indentation
+        prompt = "... " if continues or line.startswith((" ", "\t")) else ">>> "
+        return self.indentation + (prompt.rstrip() if blank else prompt)
 
 
 _LEADING_INDENT = re.compile(r"[ \t]+")
+#: IPython's classic prompts: a cell whose first line starts with the first is a pasted doctest.
+_FIRST_PROMPT = re.compile(r">>>(?: |(?=[\r\n])|$)")
+_PROMPT = re.compile(r"(?:>>>|\.\.\.)(?: |(?=[\r\n])|$)")
 
 
-def dedent(source: str) -> Indent:
-    """IPython's clean-up of a cell's leading indentation: a cell copied from inside a function runs."""
+def strip_margin(source: str) -> Margin:
+    """IPython's clean-up of a cell's leading indentation and doctest prompts (its
+    ``leading_indent`` and ``classic_prompt``): a cell copied from inside a function or
+    pasted from a docstring runs."""
     lines = source.splitlines(keepends=True)
-    first = next((line for line in lines if line and not line.isspace()), "")
-    indentation = _LEADING_INDENT.match(first)
-    if indentation is None:
-        return Indent(source)
-    prefix = indentation.group()
-    stripped = frozenset(number for number, line in enumerate(lines, start=1) if line.startswith(prefix))
-    text = "".join(line[len(prefix) :] if number in stripped else line for number, line in enumerate(lines, start=1))
-    return Indent(text, prefix, stripped)
+    first = next((line for line in lines if not line.isspace()), "")
+    leading = _LEADING_INDENT.match(first)
+    indentation = leading.group() if leading else ""
+    prompts = _FIRST_PROMPT.match(first, len(indentation)) is not None
+    removed: dict[int, str] = {}
+    cleaned: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        cut = len(indentation) if indentation and line.startswith(indentation) else 0
+        prompt = _PROMPT.match(line, cut) if prompts else None
+        if prompt is not None:
+            cut = prompt.end()
+        if cut:
+            removed[number] = line[:cut]
+        cleaned.append(line[cut:])
+    if not removed:
+        return Margin(source)
+    return Margin("".join(cleaned), indentation, prompts, removed)
 
 
-def reindent(written: str, indent: Indent, fixed: str) -> tuple[str, Indent]:
-    """The fixed dedented cell written back in the cell's own indentation: lines the fix left
-    alone as they were written, new and changed lines with the prefix; and where the prefix now lies."""
-    before = indent.source.splitlines(keepends=True)
-    originals = written.splitlines(keepends=True)
+def restore_margin(margin: Margin, fixed: str) -> tuple[str, Margin]:
+    """The fixed cleaned cell written back with the cell's margin: a line the fix left alone
+    or changed in place gets back what it lost (so an untouched line is as it was written), a
+    new line `Margin.for_new_line`; and the margin of the result."""
+    before = margin.source.splitlines(keepends=True)
     after = fixed.splitlines(keepends=True)
+    continued = _continuation_lines(fixed)
     out: list[str] = []
-    prefixed: set[int] = set()
+    removed: dict[int, str] = {}
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     for tag, old_start, old_end, new_start, new_end in matcher.get_opcodes():
-        same_shape = tag == "replace" and old_end - old_start == new_end - new_start
+        in_place = tag == "equal" or (tag == "replace" and old_end - old_start == new_end - new_start)
         for offset, line in enumerate(after[new_start:new_end]):
-            old = old_start + offset
-            if tag == "equal":
-                out.append(originals[old])
-                keep = old + 1 in indent.lines
+            if in_place:
+                prefix = margin.removed.get(old_start + offset + 1, "")
             else:
-                keep = (old + 1 in indent.lines) if same_shape else bool(line.strip())
-                out.append(indent.prefix + line if keep else line)
-            if keep:
-                prefixed.add(len(out))
-    return "".join(out), replace(indent, source=fixed, lines=frozenset(prefixed))
+                prefix = margin.for_new_line(line, new_start + offset in continued)
+            out.append(prefix + line)
+            if prefix:
+                removed[len(out)] = prefix
+    return "".join(out), replace(margin, source=fixed, removed=removed)
 
 
 def mask(source: str, masked: dict[int, str]) -> str:
@@ -487,7 +515,7 @@ def split_program(program_source: str, masked: dict[int, str]) -> tuple[dict[int
     return {index: "".join(lines) for index, lines in sources.items()}, starts
 
 
-def _locate(findings: list[Finding], starts: dict[int, int], indents: dict[int, Indent]) -> list[Finding]:
+def _locate(findings: list[Finding], starts: dict[int, int], margins: dict[int, Margin]) -> list[Finding]:
     """Program findings as cell findings (``cell`` set, ``line`` and ``column`` as the cell is written)."""
     ordered = sorted(starts.items(), key=lambda item: item[1])
     located = []
@@ -500,24 +528,35 @@ def _locate(findings: list[Finding], starts: dict[int, int], indents: dict[int, 
             continue
         offset = first - 1
         line, end_line = finding.line - offset, finding.end_line - offset
-        indent = indents.get(cell, Indent(""))
+        margin = margins.get(cell, Margin(""))
         located.append(
             replace(
                 finding,
                 cell=cell,
                 line=line,
                 end_line=end_line,
-                column=finding.column + indent.columns(line),
-                end_column=finding.end_column + indent.columns(end_line),
+                column=finding.column + margin.columns(line),
+                end_column=finding.end_column + margin.columns(end_line),
             )
         )
     return sorted(located, key=lambda f: (f.cell, f.line, f.column, f.code))
 
 
 # ------------------------------------------------------------------ checks
-def cell_message(index: int, message: str) -> str:
-    """``cell_2:1:7: syntax error: ...`` for a located message, as findings name a cell; else ``cell 2: ...``."""
-    return f"cell_{index}:{message}" if LOCATED.match(message) else f"cell {index}: {message}"
+def cell_message(index: int, message: str, margin: Optional[Margin] = None) -> str:
+    """``cell_2:1:7: syntax error: ...`` for a located message, as findings name a cell (the
+    column of the cell as written, given the ``margin`` its message was measured without);
+    else ``cell 2: ...``."""
+    located = _LINE_COLUMN.match(message)
+    if located is None:
+        return f"cell {index}: {message}"
+    line, column = int(located.group(1)), int(located.group(2))
+    if margin is not None:
+        column += margin.columns(line)
+    return f"cell_{index}:{line}:{column}: {message[located.end():]}"
+
+
+_LINE_COLUMN = re.compile(r"(\d+):(\d+): ")
 
 
 def _skip_bad_cells(notebook: Notebook, error: SourceError, cell_errors: Optional[list[str]]) -> None:
@@ -527,12 +566,14 @@ def _skip_bad_cells(notebook: Notebook, error: SourceError, cell_errors: Optiona
     for cell in notebook.cells:
         if cell.skipped:
             continue
+        margin = strip_margin(cell.source)
         try:
-            parse(mask(dedent(cell.source).source, {}))
+            parse(mask(margin.source, {}))
         except SourceError as cell_error:
+            message = cell_message(cell.index, str(cell_error), margin)
             if cell_errors is None:
-                raise NotebookError(cell_message(cell.index, str(cell_error))) from None
-            cell_errors.append(cell_message(cell.index, str(cell_error)))
+                raise NotebookError(message) from None
+            cell_errors.append(message)
             cell.skipped = found = True
     if not found:
         raise NotebookError(str(error)) from None
@@ -559,7 +600,7 @@ def lint_notebook(data: bytes, linter: "Linter", cell_errors: Optional[list[str]
     if not notebook.is_python or not notebook.cells:
         return []
     program, findings = _program_outcome(notebook, lambda program: linter.lint(program.source), cell_errors)
-    return _locate(findings, {index: start for index, (start, _) in program.cells.items()}, program.indents)
+    return _locate(findings, {index: start for index, (start, _) in program.cells.items()}, program.margins)
 
 
 @dataclass
@@ -583,21 +624,21 @@ def fix_notebook(
     assert isinstance(outcome.source, str)
     fixed_sources, starts = split_program(outcome.source, program.masked)
     if not outcome.applied:
-        return NotebookFix(data, _locate(outcome.remaining, starts, program.indents), 0)
+        return NotebookFix(data, _locate(outcome.remaining, starts, program.margins), 0)
     sources: dict[int, str] = {}
-    indents: dict[int, Indent] = {}
+    margins: dict[int, Margin] = {}
     for cell in notebook.cells:
         new = fixed_sources.get(cell.index)
         if new is None:
             continue
-        if cell.index in program.indents:
-            new, indents[cell.index] = reindent(cell.source, program.indents[cell.index], new)
+        if cell.index in program.margins:
+            new, margins[cell.index] = restore_margin(program.margins[cell.index], new)
         if not cell.source.endswith(("\n", "\r")) and new.endswith("\n"):
             new = new[:-1]
             if new.endswith("\r"):
                 new = new[:-1]
         sources[cell.index] = new
-    remaining = _locate(outcome.remaining, starts, indents)
+    remaining = _locate(outcome.remaining, starts, margins)
     return NotebookFix(notebook.with_sources(sources), remaining, outcome.applied)
 
 
