@@ -6,7 +6,7 @@ import sys
 import libcst as cst
 import pytest
 
-from torchdevice_lint import Settings, fix_source, lint_source
+from torchdevice_lint import Linter, Settings, fix_source, lint_source
 from torchdevice_lint.parsing import SourceError
 from torchdevice_lint.rules import ALL_RULES
 
@@ -45,6 +45,15 @@ def test_suppressed_findings_are_not_fixed():
     source = "import torch\na = x.cuda()  # noqa\nb = y.cuda()\n"
     fixed = fix_source(source)
     assert "a = x.cuda()  # noqa" in fixed and "b = y.to(device)" in fixed
+
+
+def test_fix_only_the_chosen_finding():
+    """An editor's quick fix: one finding fixed (with the device line it needs), the others left."""
+    source = "import torch\na = x.cuda()\nb = y.cuda()\n"
+    fixed = Linter().fix(source, only=lambda finding: finding.line == 3).source
+    assert isinstance(fixed, str)
+    assert "a = x.cuda()" in fixed and "b = y.to(device)" in fixed and "device = torch.device(" in fixed
+    assert [(f.code, f.line) for f in lint_source(fixed)] == [("TDL001", fixed.splitlines().index("a = x.cuda()") + 1)]
 
 
 def test_select_all_and_ignore():

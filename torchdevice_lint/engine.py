@@ -57,8 +57,15 @@ class Linter:
         return [finding for finding in self._findings(module, reports) if finding is not None]
 
     def fix(
-        self, source: Source, unsafe: bool = False, project: Optional[ProjectIndex] = None, path: Optional[str] = None
+        self,
+        source: Source,
+        unsafe: bool = False,
+        project: Optional[ProjectIndex] = None,
+        path: Optional[str] = None,
+        only: Optional[Callable[[Finding], bool]] = None,
     ) -> FixResult:
+        """``only``: fix only the findings it accepts (an editor's quick fix for one finding),
+        and what their fixes bring on their lines."""
         check_decodable(source)
         if not self._may_match(source) or (self.noqa and skips_file(source)):
             return FixResult(source, [], 0)
@@ -82,6 +89,7 @@ class Linter:
                 and finding is not None
                 and (unsafe or report.fix.safety is Safety.SAFE)
                 and (lines is None or lines.reported(finding, reported))
+                and (lines is not None or only is None or only(finding))
             ]
             if not round_number:
                 wanted_ids = {id(report) for report in wanted}

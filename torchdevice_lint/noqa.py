@@ -40,10 +40,14 @@ class NoqaLines:
         self._ranges: Optional[dict[int, tuple[int, int]]] = None
 
     def for_line(self, line: int) -> list[str]:
+        first, last = self.logical_line(line)
+        return self.lines[max(first, 1) - 1 : last]
+
+    def logical_line(self, line: int) -> tuple[int, int]:
+        """The first and last physical line of the logical line that holds ``line`` (1-based)."""
         if self._ranges is None:
             self._ranges = self._logical_lines()
-        first, last = self._ranges.get(line, (line, line))
-        return self.lines[max(first, 1) - 1 : last]
+        return self._ranges.get(line, (line, line))
 
     def _logical_lines(self) -> dict[int, tuple[int, int]]:
         ranges: dict[int, tuple[int, int]] = {}

@@ -1,0 +1,290 @@
+"""torchdevice-lsp driven as an editor drives it: the real server in a subprocess, JSON-RPC over stdio."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import pytest
+
+pytest.importorskip("pygls")
+
+from torchdevice_lint import fix_source, lint_source  # noqa: E402
+
+TIMEOUT = 30.0
+
+CUDA_CALL = "import torch\n\nmodel = Net().cuda()\n"
+
+
+class Client:
+    """A minimal LSP client: Content-Length framing, requests matched by id, notifications queued."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _LAUNCH],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=cwd,
+        )
+        self.next_id = 0
+        self.responses: dict[int, queue.Queue] = {}
+        self.notifications: queue.Queue = queue.Queue()
+        self.backlog: list[dict] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        stream = self.process.stdout
+        assert stream is not None
+        while True:
+            length = None
+            while True:
+                header = stream.readline()
+                if not header:
+                    return
+                if header in (b"\r\n", b"\n"):
+                    break
+                name, _, value = header.decode("ascii").partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            assert length is not None
+            message = json.loads(stream.read(length))
+            if "id" in message and "method" not in message:
+                self.responses.setdefault(message["id"], queue.Queue()).put(message)
+            elif "id" in message:  # a request from the server (registration, configuration): answer it
+                self._send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+            else:
+                self.notifications.put(message)
+
+    def _send(self, message: dict) -> None:
+        body = json.dumps(message).encode("utf-8")
+        stdin = self.process.stdin
+        assert stdin is not None
+        stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        stdin.flush()
+
+    def request(self, method: str, params: Any) -> Any:
+        self.next_id += 1
+        waiting = self.responses.setdefault(self.next_id, queue.Queue())
+        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        response = waiting.get(timeout=TIMEOUT)
+        assert "error" not in response, response
+        return response["result"]
+
+    def notify(self, method: str, params: Any) -> None:
+        self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def wait_for(self, method: str, accept: Callable[[dict], bool] = lambda params: True) -> dict:
+        """The params of the first notification ``method`` that ``accept`` takes; the others wait for later calls."""
+        for index, message in enumerate(self.backlog):
+            if message["method"] == method and accept(message["params"]):
+                del self.backlog[index]
+                return message["params"]
+        while True:
+            message = self.notifications.get(timeout=TIMEOUT)
+            if message["method"] == method and accept(message["params"]):
+                return message["params"]
+            self.backlog.append(message)
+
+    def diagnostics(self, uri: str) -> list[dict]:
+        return self.wait_for("textDocument/publishDiagnostics", lambda params: params["uri"] == uri)["diagnostics"]
+
+
+#: Starts the server as the console script does (``torchdevice-lsp``), with this interpreter.
+_LAUNCH = "import sys; from torchdevice_lint.lsp import main; sys.exit(main())"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("project")
+    (root / "pyproject.toml").write_text('[tool.torchdevice-lint]\nignore = ["TDL005"]\n')
+    return root
+
+
+@pytest.fixture(scope="module")
+def client(project: Path):
+    client = Client(project)
+    result = client.request(
+        "initialize",
+        {"processId": None, "rootUri": project.as_uri(), "capabilities": {}, "workspaceFolders": None},
+    )
+    assert result["capabilities"]["codeActionProvider"]
+    client.notify("initialized", {})
+    yield client
+    if client.process.poll() is None:
+        client.process.kill()
+        client.process.wait()
+
+
+_versions: dict[str, int] = {}
+
+
+def open_document(client: Client, path: Path, text: str) -> list[dict]:
+    uri = path.as_uri()
+    _versions[uri] = 1
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+    return client.diagnostics(uri)
+
+
+def change_document(client: Client, path: Path, text: str) -> list[dict]:
+    uri = path.as_uri()
+    _versions[uri] += 1
+    client.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": _versions[uri]}, "contentChanges": [{"text": text}]},
+    )
+    return client.diagnostics(uri)
+
+
+def code_actions(client: Client, path: Path, diagnostics: list[dict], only: Optional[list[str]] = None) -> list[dict]:
+    context: dict = {"diagnostics": diagnostics}
+    if only is not None:
+        context["only"] = only
+    whole = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
+    return client.request(
+        "textDocument/codeAction",
+        {"textDocument": {"uri": path.as_uri()}, "range": diagnostics[0]["range"] if diagnostics else whole, "context": context},
+    )
+
+
+def apply(text: str, edits: list[dict]) -> str:
+    """The text with LSP edits applied (UTF-16 positions), last first as the protocol requires."""
+    lines = text.splitlines(keepends=True)
+
+    def offset(position: dict) -> int:
+        before = "".join(lines[: position["line"]])
+        line = lines[position["line"]] if position["line"] < len(lines) else ""
+        units = line.encode("utf-16-le")[: 2 * position["character"]].decode("utf-16-le")
+        return len(before) + len(units)
+
+    for edit in sorted(edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]), reverse=True):
+        text = text[: offset(edit["range"]["start"])] + edit["newText"] + text[offset(edit["range"]["end"]) :]
+        lines = text.splitlines(keepends=True)
+    return text
+
+
+def test_cuda_call_is_reported_at_its_range(client: Client, project: Path) -> None:
+    diagnostics = open_document(client, project / "train.py", CUDA_CALL)
+    assert len(diagnostics) == 1
+    diagnostic = diagnostics[0]
+    assert diagnostic["code"] == "TDL001"
+    assert diagnostic["source"] == "torchdevice-lint"
+    assert diagnostic["severity"] == 2  # warning
+    assert diagnostic["range"] == {"start": {"line": 2, "character": 8}, "end": {"line": 2, "character": 20}}
+    assert "#tdl001-cuda-call" in diagnostic["codeDescription"]["href"]
+
+
+def test_columns_are_utf16_code_units(client: Client, project: Path) -> None:
+    # The call starts at code point 11; "é" is one UTF-16 unit and "𝔁" (outside the BMP) two: character 12.
+    text = 'import torch\n\nx = ("é𝔁", Net().cuda())\n'
+    diagnostics = open_document(client, project / "unicode.py", text)
+    assert [d["range"]["start"] for d in diagnostics] == [{"line": 2, "character": 12}]
+    assert diagnostics[0]["range"]["end"] == {"line": 2, "character": 24}
+
+
+def test_quick_fix_gives_what_torchdevice_fix_writes(client: Client, project: Path) -> None:
+    path = project / "quick.py"
+    diagnostics = open_document(client, path, CUDA_CALL)
+    actions = code_actions(client, path, diagnostics)
+    fixes = [action for action in actions if action["title"].startswith("Fix TDL001")]
+    assert len(fixes) == 1 and fixes[0]["kind"] == "quickfix" and fixes[0]["isPreferred"] is True
+    edits = fixes[0]["edit"]["changes"][path.as_uri()]
+    assert apply(CUDA_CALL, edits) == fix_source(CUDA_CALL)
+    # Minimal edits: the call site and the inserted device line, not the whole document.
+    assert all(edit["range"]["start"]["line"] >= 1 for edit in edits)
+
+
+def test_fix_all_and_noqa_actions(client: Client, project: Path) -> None:
+    text = "import torch\n\na = Net().cuda()\nb = torch.zeros(3).cuda()\n"
+    path = project / "fix_all.py"
+    diagnostics = open_document(client, path, text)
+    assert [d["code"] for d in diagnostics] == ["TDL001", "TDL001"]
+    fix_all = code_actions(client, path, [], only=["source.fixAll"])
+    assert [action["kind"] for action in fix_all] == ["source.fixAll.torchdevice-lint"]
+    assert apply(text, fix_all[0]["edit"]["changes"][path.as_uri()]) == fix_source(text)
+    noqa = [a for a in code_actions(client, path, diagnostics[1:]) if a["title"] == "Add noqa: TDL001"]
+    silenced = apply(text, noqa[0]["edit"]["changes"][path.as_uri()])
+    assert silenced.splitlines()[3] == "b = torch.zeros(3).cuda()  # noqa: TDL001"
+    assert [d["range"]["start"]["line"] for d in change_document(client, path, silenced)] == [2]
+
+
+def test_unsafe_fix_is_marked_and_not_preferred(client: Client, project: Path) -> None:
+    text = "import torch\n\nx = torch.zeros(3).cuda(1)\n"  # the fix drops the device index
+    path = project / "unsafe.py"
+    diagnostics = open_document(client, path, text)
+    assert [d["code"] for d in diagnostics] == ["TDL001", "TDL010"]
+    fixes = [a for a in code_actions(client, path, diagnostics[:1]) if a["title"].startswith("Fix TDL001")]
+    assert "unsafe" in fixes[0]["title"] and fixes[0]["isPreferred"] is False
+    assert apply(text, fixes[0]["edit"]["changes"][path.as_uri()]) == fix_source(text, unsafe=True)
+
+
+def test_change_clears_the_diagnostic(client: Client, project: Path) -> None:
+    path = project / "change.py"
+    assert open_document(client, path, CUDA_CALL)
+    assert change_document(client, path, "import torch\n\nmodel = Net().to(device)\n") == []
+
+
+def test_syntax_error_gives_no_diagnostics_and_one_log_message(client: Client, project: Path) -> None:
+    path = project / "broken.py"
+    assert open_document(client, path, CUDA_CALL)
+    assert change_document(client, path, "import torch\nmodel = Net(.cuda()\n") == []
+    log = client.wait_for("window/logMessage", lambda params: path.name in params["message"])
+    assert "not checked" in log["message"]
+    # The server goes on: the document fixed again is checked again.
+    assert [d["code"] for d in change_document(client, path, CUDA_CALL)] == ["TDL001"]
+
+
+def test_noqa_and_project_settings_are_honoured(client: Client, project: Path) -> None:
+    text = "import torch\n\nmodel = Net().cuda()  # noqa: TDL001\nstate = torch.load('model.pt')\n"
+    # TDL005 (torch.load without map_location) is reported by default; the project's pyproject ignores it.
+    assert [f.code for f in lint_source(text)] == ["TDL005"]
+    assert open_document(client, project / "settings.py", text) == []
+
+
+def test_notebook_cell_sent_as_a_text_document(client: Client, project: Path) -> None:
+    uri = f"vscode-notebook-cell:{(project / 'nb.ipynb').as_posix()}#W0sZmlsZQ%3D%3D"
+    text = "%matplotlib inline\nmodel = Net().cuda()\n"
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+    diagnostics = client.diagnostics(uri)
+    assert [(d["code"], d["range"]["start"]) for d in diagnostics] == [("TDL001", {"line": 1, "character": 8})]
+
+
+def test_notebook_is_checked_as_one_program(client: Client, project: Path) -> None:
+    notebook = (project / "sync.ipynb").as_uri()
+    cells = [f"{notebook}#cell{index}" for index in range(2)]
+    texts = ["import torch\n", "model = Net().cuda()\n"]
+    client.notify(
+        "notebookDocument/didOpen",
+        {
+            "notebookDocument": {
+                "uri": notebook,
+                "notebookType": "jupyter-notebook",
+                "version": 1,
+                "cells": [{"kind": 2, "document": uri} for uri in cells],
+            },
+            "cellTextDocuments": [
+                {"uri": uri, "languageId": "python", "version": 1, "text": text} for uri, text in zip(cells, texts)
+            ],
+        },
+    )
+    published = {}
+    while len(published) < 2:
+        params = client.wait_for("textDocument/publishDiagnostics", lambda params: params["uri"] in cells)
+        published[params["uri"]] = params["diagnostics"]
+    assert published[cells[0]] == []
+    assert [(d["code"], d["range"]["start"]["line"]) for d in published[cells[1]]] == [("TDL001", 0)]
+
+
+def test_shutdown_and_exit(project: Path) -> None:
+    client = Client(project)
+    client.request("initialize", {"processId": None, "rootUri": project.as_uri(), "capabilities": {}})
+    client.notify("initialized", {})
+    assert client.request("shutdown", None) is None
+    client.notify("exit", None)
+    assert client.process.wait(timeout=TIMEOUT) == 0
