@@ -34,14 +34,27 @@ def without_trailing_comma(args: Sequence[cst.Arg]) -> list[cst.Arg]:
 
 
 def append_argument(call: cst.Call, new: cst.Arg) -> cst.Call:
-    """``call`` with ``new`` added last, keeping a trailing comma and its line break."""
+    """``call`` with ``new`` added last, keeping a trailing comma and the line break before
+    ``)``; in a call laid out one argument per line, ``new`` gets its own line at the
+    arguments' indentation (never ``],`` plus trailing spaces and ``dtype=...)`` under it)."""
     args = list(call.args)
     if not args:
         return call.with_changes(args=[new])
     last = args[-1]
-    args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    args.append(new.with_changes(comma=last.comma))
+    separator = _argument_separator(call)
+    args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=separator), whitespace_after_arg=_NO_SPACE)
+    args.append(new.with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg))
     return call.with_changes(args=args)
+
+
+def _argument_separator(call: cst.Call) -> cst.BaseParenthesizableWhitespace:
+    """What separates the arguments of ``call``: the line break and indentation of a call
+    written one argument per line, else one space."""
+    between = [arg.comma.whitespace_after for arg in call.args[:-1] if isinstance(arg.comma, cst.Comma)]
+    for whitespace in (*between, call.whitespace_before_args):
+        if isinstance(whitespace, cst.ParenthesizedWhitespace):
+            return whitespace
+    return cst.SimpleWhitespace(" ")
 
 
 def method_call(receiver: cst.BaseExpression, method: str, args: Sequence[cst.Arg]) -> cst.Call:

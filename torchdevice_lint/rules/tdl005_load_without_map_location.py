@@ -140,7 +140,7 @@ class LoadWithoutMapLocation(Rule):
             "import torch as t\n\nclass Runner:\n    def __init__(self, device):\n        self.device = device\n\n"
             "    def resume(self, path):\n        return t.load(\n            path,\n        )\n",
             "import torch as t\n\nclass Runner:\n    def __init__(self, device):\n        self.device = device\n\n"
-            "    def resume(self, path):\n        return t.load(\n            path, map_location=self.device,\n        )\n",
+            "    def resume(self, path):\n        return t.load(\n            path,\n            map_location=self.device,\n        )\n",
         ),
     )
 

@@ -1,0 +1,37 @@
+"""rules/_edits.py: the argument a fix appends sits where a person would write it."""
+
+import libcst as cst
+import pytest
+
+from torchdevice_lint import fix_source
+from torchdevice_lint.rules._edits import append_argument, argument, expression
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ("f(a)", 'f(a, map_location="cpu")'),
+        ("f(a,)", 'f(a, map_location="cpu",)'),
+        ("f(\n    a\n)", 'f(\n    a,\n    map_location="cpu"\n)'),
+        ("f(\n    a,\n)", 'f(\n    a,\n    map_location="cpu",\n)'),
+        ("f(\n    [\n        1,\n    ]\n)", 'f(\n    [\n        1,\n    ],\n    map_location="cpu"\n)'),
+        ("f(a,\n  b)", 'f(a,\n  b,\n  map_location="cpu")'),
+    ],
+    ids=["one-line", "trailing-comma", "one-per-line", "one-per-line-trailing-comma", "exploded-list", "hanging"],
+)
+def test_appended_argument_follows_the_calls_layout(call, expected):
+    module = cst.parse_module(call + "\n")
+    node = cst.ensure_type(cst.ensure_type(module.body[0], cst.SimpleStatementLine).body[0], cst.Expr).value
+    appended = append_argument(cst.ensure_type(node, cst.Call), argument(expression('"cpu"'), "map_location"))
+    assert module.code_for_node(appended) == expected
+
+
+def test_no_trailing_whitespace_after_a_fix_on_an_exploded_call():
+    """MONAI's tests: torch.Tensor( [ ...rows... ] ) got '],' with a trailing space (ruff W291)."""
+    source = "import torch\n\nKERNEL = torch.Tensor(\n    [\n        [1, 2],\n        [3, 4],\n    ]\n)\n"
+    fixed = fix_source(source)
+    assert fixed == (
+        "import torch\n\nKERNEL = torch.tensor(\n    [\n        [1, 2],\n        [3, 4],\n    ],\n"
+        "    dtype=torch.get_default_dtype()\n)\n"
+    )
+    assert all(line == line.rstrip() for line in fixed.splitlines())
