@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 
 from torchdevice_lint.cli import main
-from torchdevice_lint.config import DEFAULT_EXCLUDE, Config, ConfigError, find_config, load_config, resolve_config
+from torchdevice_lint.config import (
+    DEFAULT_EXCLUDE,
+    Config,
+    ConfigError,
+    find_config,
+    isort_lines_after_imports,
+    load_config,
+    resolve_config,
+)
 from torchdevice_lint.files import iter_python_files
 
 BUGGY = "import torch\nmodel = Net().cuda()\nx = torch.zeros(3).to('cuda')\n"
@@ -376,3 +384,35 @@ def test_per_file_ignores_are_explicit_in_one_settings_value(tmp_path):
     assert in_tests.enabled_rules() == []
     assert config.settings_for(str(tmp_path / "train.py")) is config.settings()
     assert [rule.code for rule in config.settings().enabled_rules()] == ["TDL001"]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("pyproject.toml", "[tool.ruff.lint.isort]\nlines-after-imports = 2\n", 2),
+        ("pyproject.toml", "[tool.ruff.isort]\nlines-after-imports = 2\n", 2),
+        ("pyproject.toml", "[tool.isort]\nprofile = 'black'\nlines_after_imports = 2\n", 2),
+        ("pyproject.toml", "[tool.ruff]\nline-length = 119\n", None),
+        ("pyproject.toml", "[tool.isort]\nlines_after_imports = -1\n", None),
+        ("ruff.toml", "[lint.isort]\nlines-after-imports = 2\n", 2),
+        ("setup.cfg", "[isort]\nprofile = black\nlines_after_imports = 2\n", 2),
+        ("setup.cfg", "[metadata]\nname = x\n", None),
+    ],
+)
+def test_isort_lines_after_imports_of_the_files_project(tmp_path, name, text, expected):
+    """The inserted device line follows the project's own isort setting (HF repositories use 2)."""
+    (tmp_path / name).write_text(text)
+    folder = tmp_path / "pkg" / "sub"
+    folder.mkdir(parents=True)
+    assert isort_lines_after_imports(str(folder)) == expected
+
+
+def test_fix_follows_the_projects_lines_after_imports(tmp_path):
+    """A class right after the imports says nothing about the setting: the config does."""
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff.lint.isort]\nlines-after-imports = 2\n")
+    module = tmp_path / "model.py"
+    module.write_text("import torch\n\n\nclass A:\n    pass\n\n\nx = y.cuda()\n")
+    main(["-q", "--fix", "--no-cache", str(module)])
+    assert module.read_text().startswith(
+        'import torch\n\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\nclass A:'
+    )

@@ -8,7 +8,9 @@ folder of that file. Any unknown key or bad value is one `ConfigError` naming th
 
 from __future__ import annotations
 
+import configparser
 import difflib
+import functools
 import keyword
 import os
 import sys
@@ -70,8 +72,10 @@ class Config:
 
     def settings_for(self, path: str) -> Settings:
         """The engine settings for one file: `settings` with the codes its patterns ignore
-        (which win even over a longer prefix in ``select``)."""
-        return self.base.for_file(self.ignored_codes_for(path))
+        (which win even over a longer prefix in ``select``), and its project's isort
+        ``lines-after-imports`` (so that the device line a fix inserts keeps the file clean)."""
+        folder = os.path.dirname(os.path.abspath(path))
+        return self.base.for_file(self.ignored_codes_for(path), isort_lines_after_imports(folder))
 
     def ignored_codes_for(self, path: str) -> tuple[str, ...]:
         if not self.per_file_ignores:
@@ -118,6 +122,54 @@ def _with_settings(config: Config, values: dict[str, Any]) -> Config:
 
 
 # ------------------------------------------------------------------ discovery
+@functools.lru_cache(maxsize=None)
+def isort_lines_after_imports(folder: str) -> Optional[int]:
+    """``lines-after-imports`` of the nearest isort or Ruff configuration above ``folder``
+    (``[tool.ruff.lint.isort]``, ``[tool.ruff.isort]`` or ``[tool.isort]`` in pyproject.toml,
+    ``ruff.toml``/``.ruff.toml``, ``[isort]``/``[tool:isort]`` in setup.cfg, tox.ini or
+    .isort.cfg); None when the nearest one leaves it to the default, or there is none."""
+    here = Path(folder)
+    for directory in (here, *here.parents):
+        found, value = _lines_after_imports_in(directory)
+        if found:
+            return value if value is not None and value >= 0 else None
+    return None
+
+
+def _lines_after_imports_in(directory: Path) -> tuple[bool, Optional[int]]:
+    """(whether ``directory`` holds an isort or Ruff configuration, its lines-after-imports)."""
+    tables: list[Any] = []
+    for name, paths in (
+        ("pyproject.toml", (("tool", "ruff", "lint", "isort"), ("tool", "ruff", "isort"), ("tool", "isort"))),
+        ("ruff.toml", (("lint", "isort"), ("isort",))),
+        (".ruff.toml", (("lint", "isort"), ("isort",))),
+    ):
+        try:
+            document = tomllib.loads((directory / name).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        configures = name != "pyproject.toml" or "ruff" in document.get("tool", {}) or "isort" in document.get("tool", {})
+        for keys in paths:
+            table: Any = document
+            for key in keys:
+                table = table.get(key) if isinstance(table, dict) else None
+            tables.append(table)
+        if configures:
+            values = [t.get(k) for t in tables if isinstance(t, dict) for k in ("lines-after-imports", "lines_after_imports")]
+            return True, next((v for v in values if isinstance(v, int)), None)
+    for name in (".isort.cfg", "setup.cfg", "tox.ini"):
+        parser = configparser.ConfigParser()
+        try:
+            parser.read(directory / name, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            continue
+        for section in ("isort", "tool:isort", "settings"):
+            if parser.has_section(section) and (name == ".isort.cfg" or section != "settings"):
+                value = parser.get(section, "lines_after_imports", fallback=None)
+                return True, int(value) if value is not None and value.lstrip("-").isdigit() else None
+    return False, None
+
+
 def find_config(start: Optional[str] = None) -> Optional[Path]:
     """The nearest ``pyproject.toml`` with a ``[tool.torchdevice-lint]`` table, from ``start`` upward."""
     try:

@@ -34,10 +34,16 @@ class Settings:
     device_name: Optional[str] = None
     #: Code prefixes off for this one file (``per-file-ignores``), whatever ``select`` says.
     file_ignores: tuple[str, ...] = ()
+    #: Blank lines the file's own isort/ruff configuration puts after imports (its
+    #: ``lines-after-imports``), which the inserted device line follows; None: read the file.
+    lines_after_imports: Optional[int] = None
 
-    def for_file(self, ignored: tuple[str, ...]) -> Settings:
-        """These settings for a file whose ``per-file-ignores`` patterns turn off ``ignored``."""
-        return replace(self, file_ignores=ignored) if ignored else self
+    def for_file(self, ignored: tuple[str, ...], lines_after_imports: Optional[int] = None) -> Settings:
+        """These settings for a file whose ``per-file-ignores`` patterns turn off ``ignored``
+        and whose isort configuration asks for ``lines_after_imports``."""
+        if not ignored and lines_after_imports == self.lines_after_imports:
+            return self
+        return replace(self, file_ignores=ignored, lines_after_imports=lines_after_imports)
 
     def enabled_rules(self) -> list[type[Rule]]:
         return [rule for rule in ALL_RULES if self.is_enabled(rule)]

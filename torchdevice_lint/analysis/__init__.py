@@ -52,7 +52,9 @@ class FileAnalysis:
         #: The run's settings (None: the defaults), for rules that read more than the binding.
         self.settings = settings
         self.binder = (
-            DeviceBinder(self.flow, self.imports, settings.device_style, settings.device_name)
+            DeviceBinder(
+                self.flow, self.imports, settings.device_style, settings.device_name, settings.lines_after_imports
+            )
             if settings is not None
             else DeviceBinder(self.flow, self.imports)
         )

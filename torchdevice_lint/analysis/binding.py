@@ -57,11 +57,18 @@ class DeviceChoice:
 
 class DeviceBinder:
     def __init__(
-        self, flow: FlowAnalysis, imports: ImportTable, style: str = "cuda", name: Optional[str] = None
+        self,
+        flow: FlowAnalysis,
+        imports: ImportTable,
+        style: str = "cuda",
+        name: Optional[str] = None,
+        lines_after_imports: Optional[int] = None,
     ) -> None:
         self.flow = flow
         self.imports = imports
         self.style = style
+        #: The project's isort ``lines-after-imports`` (None: what the file shows).
+        self.lines_after_imports = lines_after_imports
         #: The configured name for a new binding (``device-name``); tried before the defaults.
         self.preferred_name = name
         self.global_name = self._free_global_name()
@@ -181,11 +188,15 @@ class DeviceBinder:
         if not at_top:
             # PEP 8 and isort: blank lines between the import block (or docstring) and code, as
             # many as the file already puts there (isort's lines_after_imports).
-            blank = _blank_lines_after_imports(body[position]) if after_imports and position < len(body) else 1
+            blank = 1
+            if self.lines_after_imports is not None and after_imports:
+                blank = self.lines_after_imports
+            elif after_imports and position < len(body):
+                blank = _blank_lines_after_imports(body[position])
             inserted[0] = inserted[0].with_changes(leading_lines=[cst.EmptyLine()] * blank)
         if len(inserted) > 1:
-            # ``import torch`` is its own import block: a blank line before the code under it.
-            inserted[1] = inserted[1].with_changes(leading_lines=[cst.EmptyLine()])
+            # ``import torch`` is its own import block: the blank lines the project asks for under it.
+            inserted[1] = inserted[1].with_changes(leading_lines=[cst.EmptyLine()] * (self.lines_after_imports or 1))
         if position < len(body):
             body[position] = _spaced_after_code(body[position], came_after_imports=after_imports)
         body[position:position] = inserted
