@@ -164,6 +164,23 @@ def _quiet_deadline_in_threads(raised: "threading.ExceptHookArgs") -> None:
         _previous_excepthook(raised)
 
 
+#: The recursion limit a host program gets for its own parse (see `allow_deep_trees_in_host`):
+#: flake8's pyflakes checker takes about three Python frames per level of the tree.
+HOST_RECURSION_LIMIT = 60_000
+
+
+def allow_deep_trees_in_host() -> None:
+    """Let the program that loads us build deep syntax trees itself.
+
+    flake8 turns each file into an ``ast`` before any plugin runs, and under Python's default
+    limit of 1,000 a 10,000-term ``+`` chain raises RecursionError there, ending the whole run
+    with a traceback. That conversion takes under 100 bytes of C stack per level (a chain of
+    80,000 terms still converts on the main thread's 8 MB stack), which bounds the limit;
+    pyflakes then walks a 10,000-level tree in about 30,000 frames, and the plugin refuses
+    the file in one line."""
+    _raise_recursion_limit(HOST_RECURSION_LIMIT)
+
+
 def _raise_recursion_limit(limit: int) -> None:
     if sys.getrecursionlimit() < limit:
         sys.setrecursionlimit(limit)
