@@ -57,6 +57,7 @@ def _adds_device_to_factory(old: str, new: str) -> bool:
         bool(factories & {match.group(1) for match in _FACTORY_CALL.finditer(new)})
         and ".cuda(" not in old
         and ".to(" not in old  # already moved: a style change, not a bug fix
+        and ".type_as(" not in old  # moved to the other tensor's device, with its dtype
         and (new.count("device") > old.count("device") or new.count(".to(") > old.count(".to("))
     )
 
