@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("pygls")
 
 from torchdevice_lint import fix_source, lint_source  # noqa: E402
+from torchdevice_lint.lsp.documents import minimal_edits, notebook_cells, notebook_json  # noqa: E402
 
 TIMEOUT = 30.0
 
@@ -169,6 +170,24 @@ def apply(text: str, edits: list[dict]) -> str:
     return text
 
 
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("a = x.cuda()\n", "a = x.to(device)\n"),
+        ("é𝔁 = x.cuda()\r\nb = 1\r\n", "é𝔁 = x.to(device)\r\nb = 1\r\n"),
+        ("import torch\nx = 1", "import torch\n\ndevice = 0\n\nx = 2"),
+        ("x = 1\n", ""),
+        ("", "x = 1\n"),
+    ],
+)
+def test_minimal_edits_rebuild_the_new_text(old: str, new: str) -> None:
+    edits = [
+        {"range": {"start": vars(e.start), "end": vars(e.end)}, "newText": e.text} for e in minimal_edits(old, new)
+    ]
+    assert apply(old, edits) == new
+    assert sum(len(edit["newText"]) for edit in edits) <= len(new)
+
+
 def test_cuda_call_is_reported_at_its_range(client: Client, project: Path) -> None:
     diagnostics = open_document(client, project / "train.py", CUDA_CALL)
     assert len(diagnostics) == 1
@@ -279,6 +298,15 @@ def test_notebook_is_checked_as_one_program(client: Client, project: Path) -> No
         published[params["uri"]] = params["diagnostics"]
     assert published[cells[0]] == []
     assert [(d["code"], d["range"]["start"]["line"]) for d in published[cells[1]]] == [("TDL001", 0)]
+    # The quick fix on the second cell writes what torchdevice-fix writes for the notebook.
+    actions = client.request(
+        "textDocument/codeAction",
+        {"textDocument": {"uri": cells[1]}, "range": published[cells[1]][0]["range"], "context": {"diagnostics": published[cells[1]]}},
+    )
+    changes = next(action for action in actions if action["title"].startswith("Fix TDL001"))["edit"]["changes"]
+    fixed = [apply(text, changes.get(uri, [])) for uri, text in zip(cells, texts)]
+    assert fixed == notebook_cells(fix_source(notebook_json(texts), filename="sync.ipynb"))
+    assert fixed[0] == texts[0] and fixed[1].endswith("model = Net().to(device)\n")
 
 
 def test_shutdown_and_exit(project: Path) -> None:

@@ -399,3 +399,13 @@ def test_new_lines_get_the_doctest_prompt_for_where_they_start():
     written, after = restore_margin(margin, fixed)
     assert written == ">>> a = 1\n>>> b = f(\n...     1,\n... )\n>>> if b:\n>>>\n...     c = 2\n"
     assert strip_margin(written).source == fixed == after.source
+
+
+def test_fix_only_the_chosen_finding_of_a_notebook():
+    """An editor's quick fix in a notebook: the finding is chosen as the cell shows it (an indented cell too)."""
+    data = json.dumps(notebook(cell("import torch\na = x.cuda()\n"), cell("    b = y.cuda()\n"))).encode()
+    assert [(f.cell, f.line, f.column) for f in lint_notebook(data, Linter())] == [(1, 2, 4), (2, 1, 8)]
+    fixed = fix_notebook(data, Linter(), only=lambda finding: (finding.cell, finding.line, finding.column) == (2, 1, 8))
+    sources = ["".join(c["source"]) for c in json.loads(fixed.data)["cells"]]
+    assert "a = x.cuda()" in sources[0] and sources[1].endswith("    b = y.to(device)\n")
+    assert [(f.cell, f.line) for f in fixed.remaining] == [(1, 2)]

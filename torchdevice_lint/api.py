@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, overload
+from typing import Callable, Optional, overload
 
 from torchdevice_lint.analysis import ProjectIndex
 from torchdevice_lint.engine import FixResult, Linter
@@ -102,12 +102,13 @@ def fix_file(
     project: Optional[ProjectIndex] = None,
     path: Optional[str] = None,
     cell_errors: Optional[list[str]] = None,
+    only: Optional[Callable[[Finding], bool]] = None,
 ) -> FixResult:
     """`Linter.fix` of a Python file, or of a notebook's JSON cell by cell; the source comes back
-    in the type it was given."""
+    in the type it was given. ``only``: fix just the findings it accepts (as `lint_file` reports them)."""
     if not notebook:
-        return linter.fix(source, unsafe=unsafe, project=project, path=path)
-    fixed = fix_notebook(_as_bytes(source), linter, unsafe=unsafe, cell_errors=cell_errors)
+        return linter.fix(source, unsafe=unsafe, project=project, path=path, only=only)
+    fixed = fix_notebook(_as_bytes(source), linter, unsafe=unsafe, cell_errors=cell_errors, only=only)
     return FixResult(fixed.data.decode("utf-8") if isinstance(source, str) else fixed.data, fixed.remaining, fixed.applied)
 
 

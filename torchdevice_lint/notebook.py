@@ -32,7 +32,7 @@ import re
 import warnings
 from dataclasses import dataclass, field, replace
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public, missing from typeshed
-from typing import TYPE_CHECKING, Mapping, Optional
+from typing import TYPE_CHECKING, Callable, Mapping, Optional
 
 from torchdevice_lint.analysis.binding import CELL_MARKER
 from torchdevice_lint.findings import Finding
@@ -591,6 +591,14 @@ def _program_outcome(notebook: Notebook, run, cell_errors: Optional[list[str]]):
     return program, run(program)
 
 
+def _in_cells(only: Optional[Callable[[Finding], bool]], program: Program) -> Optional[Callable[[Finding], bool]]:
+    """``only``, which judges findings as a cell places them, for the findings of the joined program."""
+    if only is None:
+        return None
+    starts = {index: start for index, (start, _) in program.cells.items()}
+    return lambda finding: any(only(located) for located in _locate([finding], starts, program.margins))
+
+
 def lint_notebook(data: bytes, linter: "Linter", cell_errors: Optional[list[str]] = None) -> list[Finding]:
     """The findings of a notebook's code cells, each naming its cell.
 
@@ -611,15 +619,20 @@ class NotebookFix:
 
 
 def fix_notebook(
-    data: bytes, linter: "Linter", unsafe: bool = False, cell_errors: Optional[list[str]] = None
+    data: bytes,
+    linter: "Linter",
+    unsafe: bool = False,
+    cell_errors: Optional[list[str]] = None,
+    only: Optional[Callable[[Finding], bool]] = None,
 ) -> NotebookFix:
     """The notebook with fixes applied to its code cells; everything else kept byte for byte.
-    Cells that do not parse are handled as by `lint_notebook`, and left as they are."""
+    Cells that do not parse are handled as by `lint_notebook`, and left as they are. ``only``:
+    fix just the findings it accepts, judged as `lint_notebook` reports them (cell, line, column)."""
     notebook = Notebook.parse(data)
     if not notebook.is_python or not notebook.cells:
         return NotebookFix(data, [], 0)
     program, outcome = _program_outcome(
-        notebook, lambda program: linter.fix(program.source, unsafe=unsafe), cell_errors
+        notebook, lambda program: linter.fix(program.source, unsafe=unsafe, only=_in_cells(only, program)), cell_errors
     )
     assert isinstance(outcome.source, str)
     fixed_sources, starts = split_program(outcome.source, program.masked)

@@ -8,6 +8,7 @@ are written into notebook JSON and handed to the engine's notebook front end.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import json
 import os
@@ -104,10 +105,7 @@ class Engine:
         linter = self._linter(config.settings_for(path))
 
         def work() -> str:
-            if only is not None and not notebook:
-                fixed = linter.fix(source, unsafe=unsafe, path=path, only=only).source
-            else:
-                fixed = fix_file(source, linter, unsafe=unsafe, notebook=notebook, path=path).source
+            fixed = fix_file(source, linter, unsafe=unsafe, notebook=notebook, path=path, only=only).source
             assert isinstance(fixed, str)
             return fixed
 
@@ -173,7 +171,7 @@ class Lines:
 
     def at_offset(self, offset: int) -> Position:
         """The LSP position of a character offset into the text."""
-        index = max(_bisect_right(self.starts, offset) - 1, 0)
+        index = max(bisect.bisect_right(self.starts, offset) - 1, 0)
         if index >= len(self.lines):
             return self.end()
         return Position(index, self.units(self.lines[index][: offset - self.starts[index]]))
@@ -186,17 +184,6 @@ class Lines:
 
 def _content(line: str) -> str:
     return line.rstrip("\r\n")
-
-
-def _bisect_right(values: list[int], value: int) -> int:
-    low, high = 0, len(values)
-    while low < high:
-        middle = (low + high) // 2
-        if value < values[middle]:
-            high = middle
-        else:
-            low = middle + 1
-    return low
 
 
 # ---------------------------------------------------------------------- edits
@@ -214,30 +201,20 @@ def minimal_edits(old: str, new: str, encoding: str = "utf-16") -> list[Edit]:
     that differ, so that the editor keeps its cursor and marks everywhere else."""
     if old == new:
         return []
-    old_lines, new_lines = LINE.findall(old), LINE.findall(new)
-    old_starts = _starts(old_lines)
-    new_starts = _starts(new_lines)
-    lines = Lines(old, encoding)
+    before, after = Lines(old, encoding), Lines(new, encoding)
     edits = []
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    matcher = difflib.SequenceMatcher(None, before.lines, after.lines, autojunk=False)
     for tag, old_first, old_last, new_first, new_last in matcher.get_opcodes():
         if tag == "equal":
             continue
-        start, end = old_starts[old_first], old_starts[old_last]
-        new_start, new_end = new_starts[new_first], new_starts[new_last]
+        start, end = before.starts[old_first], before.starts[old_last]
+        new_start, new_end = after.starts[new_first], after.starts[new_last]
         prefix = _common_prefix(old[start:end], new[new_start:new_end])
         start, new_start = start + prefix, new_start + prefix
         suffix = _common_prefix(old[start:end][::-1], new[new_start:new_end][::-1])
         end, new_end = end - suffix, new_end - suffix
-        edits.append(Edit(lines.at_offset(start), lines.at_offset(end), new[new_start:new_end]))
+        edits.append(Edit(before.at_offset(start), before.at_offset(end), new[new_start:new_end]))
     return edits
-
-
-def _starts(lines: list[str]) -> list[int]:
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-    return starts
 
 
 def _common_prefix(first: str, second: str) -> int:

@@ -47,6 +47,27 @@ _CELL_SCHEME = "vscode-notebook-cell"
 logger = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class _Target:
+    """What a document is checked and fixed as: a Python file, or (``cells``, the (URI, text) of
+    each code cell) the notebook it is a cell of, whose findings carry the cell's position."""
+
+    uri: str
+    path: str
+    cells: Optional[list[tuple[str, str]]]
+    text: str = ""
+    version: Optional[int] = None
+
+    @property
+    def is_notebook(self) -> bool:
+        return self.cells is not None
+
+    @property
+    def source(self) -> str:
+        """What the engine is given: the file's text, or notebook JSON of the cells."""
+        return notebook_json([text for _, text in self.cells]) if self.cells is not None else self.text
+
+
 @dataclass
 class _Published:
     """What a document's diagnostics were computed from, for the code actions that follow them."""
@@ -106,6 +127,22 @@ class TorchDeviceServer(LanguageServer):
         root = self.workspace.root_path or os.getcwd()
         return os.path.join(root, "untitled.py")
 
+    def target_of(self, uri: str, notebook: bool = False) -> Optional[_Target]:
+        """What the document ``uri`` (or, with ``notebook``, the synced notebook) is checked as;
+        None for a document we do not check (not Python) or no longer know."""
+        synced = self.workspace.get_notebook_document(notebook_uri=uri) if notebook else self.notebook_of(uri)
+        if synced is not None:
+            return _Target(synced.uri, self.path_of(synced.uri), self._code_cells(synced))
+        if notebook:
+            return None
+        document = self.workspace.get_text_document(uri)
+        path = self.path_of(uri)
+        if document.language_id not in (None, "", "python") and not path.endswith((".py", ".pyi")):
+            return None
+        if urlparse(uri).scheme == _CELL_SCHEME:
+            return _Target(uri, path, [(uri, document.source)])
+        return _Target(uri, path, None, document.source, document.version)
+
     def schedule(self, uri: str, delay: float, *, notebook: bool = False) -> None:
         """Check the document (its whole notebook, for a cell of a synced notebook) or, with
         ``notebook``, the notebook ``uri`` after ``delay``; a later call replaces this one."""
@@ -118,14 +155,11 @@ class TorchDeviceServer(LanguageServer):
             pending.cancel()
         self.pending[uri] = asyncio.ensure_future(self._check_later(uri, notebook, delay))
 
-    async def _check_later(self, uri: str, is_notebook: bool, delay: float) -> None:
+    async def _check_later(self, uri: str, notebook: bool, delay: float) -> None:
         try:
             if delay:
                 await asyncio.sleep(delay)
-            if is_notebook:
-                await self.check_notebook(uri)
-            else:
-                await self.check_document(uri)
+            await self.check(uri, notebook)
         except asyncio.CancelledError:
             raise
         except Exception as error:  # a bug of ours: say so, keep serving
@@ -135,38 +169,22 @@ class TorchDeviceServer(LanguageServer):
             if self.pending.get(uri) is asyncio.current_task():
                 del self.pending[uri]
 
-    async def _run(self, function: Callable[[], Checked]) -> Checked:
-        return await asyncio.get_running_loop().run_in_executor(self.checker, function)
-
-    async def check_document(self, uri: str) -> None:
-        document = self.workspace.get_text_document(uri)
-        text, path = document.source, self.path_of(uri)
-        as_cell = urlparse(uri).scheme == _CELL_SCHEME
-        if document.language_id not in (None, "", "python") and not path.endswith((".py", ".pyi")):
+    async def check(self, uri: str, notebook: bool) -> None:
+        """Check the document or notebook on the checking thread and publish what it finds, unless
+        it changed meanwhile (the check of the newer text is then on its way)."""
+        target = self.target_of(uri, notebook)
+        if target is None:
             return
-        if as_cell:
-            checked = await self._run(lambda: self.engine.lint(notebook_json([text]), path, notebook=True))
-        else:
-            checked = await self._run(lambda: self.engine.lint(text, path))
-        if self.workspace.get_text_document(uri).source != text:
-            return  # changed meanwhile: the check of the newer text is on its way
+        loop = asyncio.get_running_loop()
+        checked = await loop.run_in_executor(self.checker, lambda: self.engine.lint(target.source, target.path, target.is_notebook))
+        if self.target_of(uri, notebook) != target:
+            return
         self._log_problems(uri, checked)
-        self.publish(uri, text, checked.findings, document.version)
-
-    async def check_notebook(self, notebook_uri: str) -> None:
-        notebook = self.workspace.get_notebook_document(notebook_uri=notebook_uri)
-        if notebook is None:
+        if target.cells is None:
+            self.publish(uri, target.source, checked.findings, target.version)
             return
-        cells = self._code_cells(notebook)
-        texts = [text for _, text in cells]
-        path = self.path_of(notebook_uri)
-        checked = await self._run(lambda: self.engine.lint(notebook_json(texts), path, notebook=True))
-        current = self.workspace.get_notebook_document(notebook_uri=notebook_uri)
-        if current is None or [text for _, text in self._code_cells(current)] != texts:
-            return
-        self._log_problems(notebook_uri, checked)
-        for index, (uri, text) in enumerate(cells, start=1):
-            self.publish(uri, text, [finding for finding in checked.findings if finding.cell == index], None)
+        for index, (cell_uri, text) in enumerate(target.cells, start=1):
+            self.publish(cell_uri, text, [finding for finding in checked.findings if finding.cell == index], None)
 
     def _code_cells(self, notebook: types.NotebookDocument) -> list[tuple[str, str]]:
         """(URI, text) of the notebook's Python code cells, in order."""
@@ -208,34 +226,44 @@ class TorchDeviceServer(LanguageServer):
     def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
         published = self.published.get(uri)
-        document = self.workspace.get_text_document(uri)
-        if published is None or published.text != document.source:
+        target = self.target_of(uri)
+        if target is None or published is None or published.text != self.workspace.get_text_document(uri).source:
             return []  # diagnostics for this text are not out yet: nothing to act on
-        notebook = self.notebook_of(uri)
         wanted = [f for f in (_finding_of(d, published.findings) for d in params.context.diagnostics) if f is not None]
         actions: list[types.CodeAction] = []
         for finding in wanted:
-            if finding.fix_safety is not None and notebook is None:
-                action = self._quick_fix(uri, published.text, finding)
+            if finding.fix_safety is not None:
+                action = self._quick_fix(target, uri, published.text, finding)
                 if action is not None:
                     actions.append(action)
             actions.append(self._noqa_action(uri, published.text, finding))
         if any(finding.fix_safety is Safety.SAFE for finding in published.findings):
-            fix_all = self._fix_all(uri, notebook)
-            if fix_all is not None:
-                actions.append(fix_all)
+            changes = self._fix(target, unsafe=False)
+            if changes:
+                actions.append(
+                    types.CodeAction(
+                        title="Fix all safe torchdevice-lint fixes", kind=FIX_ALL_KIND, edit=types.WorkspaceEdit(changes=changes)
+                    )
+                )
         return [action for action in actions if _kind_wanted(action.kind, params.context.only)]
 
-    def _quick_fix(self, uri: str, text: str, finding: Finding) -> Optional[types.CodeAction]:
+    def _fix(
+        self, target: _Target, unsafe: bool, only: Optional[Callable[[Finding], bool]] = None
+    ) -> dict[str, list[types.TextEdit]]:
+        """The edits, by document URI, of the engine's fixes to the target (those ``only`` accepts)."""
+        fixed = self.engine.fix(target.source, target.path, unsafe=unsafe, notebook=target.is_notebook, only=only)
+        if target.cells is None:
+            changed = [(target.uri, target.source, fixed)]
+        else:
+            changed = [(uri, text, new) for (uri, text), new in zip(target.cells, notebook_cells(fixed))]
+        edits = {uri: minimal_edits(text, new, self.encoding) for uri, text, new in changed}
+        return {uri: _text_edits(each) for uri, each in edits.items() if each}
+
+    def _quick_fix(self, target: _Target, uri: str, text: str, finding: Finding) -> Optional[types.CodeAction]:
         unsafe = finding.fix_safety is Safety.UNSAFE
-        key = (finding.code, finding.line, finding.column)
-        as_cell = urlparse(uri).scheme == _CELL_SCHEME
-        path = self.path_of(uri)
-        if as_cell:
-            return None  # a cell's fixes are computed for its notebook as a whole: see "fix all"
-        fixed = self.engine.fix(text, path, unsafe=unsafe, only=lambda other: (other.code, other.line, other.column) == key)
-        edits = minimal_edits(text, fixed, self.encoding)
-        if not edits:
+        key = (finding.cell, finding.code, finding.line, finding.column)
+        changes = self._fix(target, unsafe, only=lambda other: (other.cell, other.code, other.line, other.column) == key)
+        if not changes:
             return None
         rule = _RULES.get(finding.code)
         what = f"Fix {finding.code}" + (f" ({rule.name})" if rule is not None else "")
@@ -244,7 +272,7 @@ class TorchDeviceServer(LanguageServer):
             kind=types.CodeActionKind.QuickFix,
             diagnostics=[diagnostic(finding, Lines(text, self.encoding))],
             is_preferred=not unsafe,
-            edit=types.WorkspaceEdit(changes={uri: _text_edits(edits)}),
+            edit=types.WorkspaceEdit(changes=changes),
         )
 
     def _noqa_action(self, uri: str, text: str, finding: Finding) -> types.CodeAction:
@@ -253,30 +281,6 @@ class TorchDeviceServer(LanguageServer):
             kind=types.CodeActionKind.QuickFix,
             diagnostics=[diagnostic(finding, Lines(text, self.encoding))],
             edit=types.WorkspaceEdit(changes={uri: _text_edits([noqa_edit(text, finding, self.encoding)])}),
-        )
-
-    def _fix_all(self, uri: str, notebook: Optional[types.NotebookDocument]) -> Optional[types.CodeAction]:
-        changes: dict[str, list[types.TextEdit]] = {}
-        if notebook is not None:
-            cells = self._code_cells(notebook)
-            fixed = self.engine.fix(notebook_json([t for _, t in cells]), self.path_of(notebook.uri), notebook=True)
-            for (cell_uri, text), new in zip(cells, notebook_cells(fixed)):
-                edits = minimal_edits(text, new, self.encoding)
-                if edits:
-                    changes[cell_uri] = _text_edits(edits)
-        else:
-            text = self.workspace.get_text_document(uri).source
-            if urlparse(uri).scheme == _CELL_SCHEME:
-                new = notebook_cells(self.engine.fix(notebook_json([text]), self.path_of(uri), notebook=True))[0]
-            else:
-                new = self.engine.fix(text, self.path_of(uri))
-            edits = minimal_edits(text, new, self.encoding)
-            if edits:
-                changes[uri] = _text_edits(edits)
-        if not changes:
-            return None
-        return types.CodeAction(
-            title="Fix all safe torchdevice-lint fixes", kind=FIX_ALL_KIND, edit=types.WorkspaceEdit(changes=changes)
         )
 
 
