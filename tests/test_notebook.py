@@ -382,6 +382,8 @@ def test_a_real_syntax_error_in_a_doctest_cell_is_named_in_the_cell_as_written()
         (">>> a = 1\n... \n>>>\nb\n", "a = 1\n\n\nb\n", {1: ">>> ", 2: "... ", 3: ">>>"}),
         ("\n>>> a = (1,\n...      2)\n", "\na = (1,\n     2)\n", {2: ">>> ", 3: "... "}),
         ("    >>> a = 1\n    ...\n", "a = 1\n\n", {1: "    >>> ", 2: "    ..."}),
+        # A prompt pasted one column in (huggingface/notebooks diffusers_doc): IPython 9 removes it too.
+        (">>> import os\n\n >>> a = 1\n", "import os\n\na = 1\n", {1: ">>> ", 3: " >>> "}),
         # Not a pasted doctest: the first line has no prompt (IPython leaves ``...`` alone: it is Python).
         ("def f():\n    ...\n>>> x\n", "def f():\n    ...\n>>> x\n", {}),
         (">>>x = 1\n", ">>>x = 1\n", {}),

@@ -331,8 +331,10 @@ class Margin:
 
 _LEADING_INDENT = re.compile(r"[ \t]+")
 #: IPython's classic prompts: a cell whose first line starts with the first is a pasted doctest.
+#: In such a cell IPython 9 also removes a prompt that follows spaces (`` >>> x`` pasted one
+#: column in); IPython 8 rejects that line, so removing it there too only lints more cells.
 _FIRST_PROMPT = re.compile(r">>>(?: |(?=[\r\n])|$)")
-_PROMPT = re.compile(r"(?:>>>|\.\.\.)(?: |(?=[\r\n])|$)")
+_PROMPT = re.compile(r"[ \t]*(?:>>>|\.\.\.)(?: |(?=[\r\n])|$)")
 
 
 def strip_margin(source: str) -> Margin:
