@@ -29,6 +29,17 @@ from torchdevice_lint.analysis.values import Kind
 
 _CANDIDATE_GLOBAL_NAMES = ("device", "torch_device", "default_device")
 
+#: Members a tensor does not have, read on graphs (DGL, PyG) and mappings: a name they are
+#: read on is no tensor, whatever the flow guessed (a DGL graph has a ``.device`` of its own,
+#: but a fix reads ``.device`` only from a known tensor).
+_NON_TENSOR_MEMBERS = frozenset(
+    {
+        "num_nodes", "num_edges", "number_of_nodes", "number_of_edges", "ndata", "edata", "srcdata",
+        "dstdata", "add_nodes", "add_edges", "in_degrees", "out_degrees", "successors", "predecessors",
+        "local_scope", "update_all", "apply_edges", "edge_index", "keys", "items", "get",
+    }
+)
+
 #: How the notebook front end starts each cell in the program it builds from the cells: an
 #: import, so that a binding lands inside the cell that needs it, where it is laid out as at
 #: the top of a file (no blank line above it unless the cell has imports of its own).
@@ -298,8 +309,9 @@ def bound_before(scope: Scope, name: str, site: int) -> bool:
 class _Evidence:
     #: Parameters the body shows are tensors.
     tensors: frozenset[str]
-    #: Names the body uses as a size, a count, an index, a flag or a mapping (a positional
-    #: argument of a torch factory, ``range(n)``, a subscript, an ``if`` test, ``batch["x"]``).
+    #: Names the body uses as a size, a count, an index, a flag, a mapping or a graph (a
+    #: positional argument of a torch factory, ``range(n)``, a subscript, an ``if`` test,
+    #: ``batch["x"]``, ``g.num_nodes()``).
     sizes: frozenset[str]
 
 
@@ -316,8 +328,11 @@ def _strict_tensor_evidence(function: cst.FunctionDef, imports: ImportTable) -> 
             tensors.add(param.name.value)
     sizes: set[str] = set()
     for node in walk(function.body):
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value == "device":
-            tensors.add(node.value.value)
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            if node.attr.value == "device":
+                tensors.add(node.value.value)
+            elif node.attr.value in _NON_TENSOR_MEMBERS:
+                sizes.add(node.value.value)  # g.num_nodes(), batch.keys(): a graph or a mapping
         if isinstance(node, cst.Call):
             callee = imports.qualified_name(node.func) or ""
             if callee in torch_api.FACTORIES or (isinstance(node.func, cst.Name) and node.func.value == "range"):

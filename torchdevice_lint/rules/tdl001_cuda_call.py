@@ -110,6 +110,13 @@ class CudaCall(Rule):
             "import torch\n\nfrom ..testing_utils import torch_device\n\n\ndef test_step(model):\n"
             "    return model.to(torch_device)\n",
         ),
+        Invalid(  # a graph (g.num_nodes()) is no tensor: never g.device
+            "import torch\nfrom torch import nn\n\n\nclass Model(nn.Module):\n    def forward(self, g, h):\n"
+            "        mask = torch.ones(g.num_nodes(), 1).cuda()\n        return h * mask\n",
+            'import torch\nfrom torch import nn\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+            "\n\nclass Model(nn.Module):\n    def forward(self, g, h):\n"
+            "        mask = torch.ones(g.num_nodes(), 1).to(device)\n        return h * mask\n",
+        ),
         Invalid(  # a batch read by key is a mapping: `batch.device` does not exist
             "import torch\nfrom torch import nn\n\n\nclass Model(nn.Module):\n    def forward(self, batch):\n"
             "        return batch['images'].cuda(non_blocking=True)\n",
