@@ -8,8 +8,8 @@ the binder's: a name is a known tensor when its function (or the module) shows i
 through a ``Tensor`` annotation, a tensor method or attribute read on it (``x.size()``,
 ``x.shape``, ``x.device``...), an assignment from a ``torch.*`` call or a tensor method, or
 being a module's first ``forward`` input; and it is not when the code also uses it as a size,
-a count, an index, a flag or a mapping (``torch.zeros(1, batch_size)``, ``range(n)``, ``x[i]``,
-``if flag:``, ``batch["x"]``) without a tensor-only method. Prints the count (the acceptance wants 0), and the
+a count, an index, a flag, a mapping or a graph (``torch.zeros(1, batch_size)``, ``range(n)``,
+``x[i]``, ``if flag:``, ``batch["x"]``, ``g.num_nodes()``) without a tensor-only method. Prints the count (the acceptance wants 0), and the
 first offending lines. Nothing is written to disk.
 """
 
@@ -35,8 +35,10 @@ from torchdevice_lint.parsing import SourceError
 _DEVICE_READ = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\.device\b(?!\s*\()")
 #: Reads on a name that only a tensor answers (NumPy arrays have ``shape`` and ``dtype`` too,
 #: but no fix pairs them with a CUDA device).
-_TENSOR_READS = frozenset({"size", "shape", "dim", "view", "device", "dtype", "reshape", "numel", "is_cuda"})
-_TENSOR_ONLY = torch_api.TENSOR_ONLY_METHODS | {"size", "dim", "view", "is_cuda", "device", "numel"}
+_TENSOR_READS = frozenset({"size", "shape", "dim", "view", "device", "dtype", "reshape", "numel", "is_cuda", "get_device"})
+_TENSOR_ONLY = torch_api.TENSOR_ONLY_METHODS | {"size", "dim", "view", "is_cuda", "device", "numel", "get_device"}
+#: What graphs (DGL, PyG) and mappings answer and tensors do not: a name they are read on is no tensor.
+_NOT_ON_TENSORS = frozenset("num_nodes num_edges number_of_nodes ndata edata edge_index in_degrees keys items".split())
 _ENTRY_METHODS = ("forward", "__call__", "training_step", "validation_step", "test_step", "predict_step")
 
 
@@ -139,7 +141,12 @@ def _parameters(function: cst.FunctionDef) -> list[str]:
 
 
 def _binds(function: cst.FunctionDef, name: str) -> bool:
-    return any(isinstance(node, cst.Assign) and _assigns(node, name) for node in _walk(function.body))
+    """``name`` is assigned in ``function``, or is the target of one of its ``for`` loops."""
+    return any(
+        (isinstance(node, cst.Assign) and _assigns(node, name))
+        or (isinstance(node, cst.For) and isinstance(node.target, cst.Name) and node.target.value == name)
+        for node in _walk(function.body)
+    )
 
 
 def _passed_a_tensor(module: cst.Module, function: cst.FunctionDef, name: str, imports: ImportTable) -> bool:
@@ -180,6 +187,8 @@ def _evidence(scope: cst.CSTNode, name: str, imports: ImportTable) -> tuple[bool
                 tensor = True
             if node.attr.value in _TENSOR_ONLY:
                 strict = True
+            if node.attr.value in _NOT_ON_TENSORS:
+                size = True
         if isinstance(node, cst.Assign) and _assigns(node, name) and _tensor_expression(node.value, imports):
             tensor = True
         if isinstance(node, cst.Call):

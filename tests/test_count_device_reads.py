@@ -28,6 +28,14 @@ def test_safe_fixes_read_device_only_from_known_tensors(tmp_path):
     assert "not known to be a tensor: 0" in out
 
 
+GRAPH_AND_LOOP = (
+    "import torch\nfrom torch import nn\n\n\nclass Model(nn.Module):\n    def forward(self, g, h):\n"
+    "        mask = torch.ones(g.num_nodes(), 1).cuda()\n        return h * mask\n\n\n"
+    "def move_state(optimizer):\n    for param in optimizer.params:\n"
+    "        state = optimizer.state[param].cuda(device=param.get_device())\n"
+)
+
+
 def test_the_judge_rejects_a_size_and_a_mapping():
     sys.path.insert(0, str(SCRIPT.parent))
     try:
@@ -37,3 +45,12 @@ def test_the_judge_rejects_a_size_and_a_mapping():
     assert not script.known_tensor(SIZE_FIRST, 7, "batch_size")
     assert script.known_tensor(SIZE_FIRST, 7, "encoded")
     assert not script.known_tensor(MAPPING_BATCH, 7, "batch")
+    assert script.known_tensor(GRAPH_AND_LOOP, 13, "param")  # a loop target whose get_device() is read
+    assert not script.known_tensor(GRAPH_AND_LOOP, 7, "g")
+
+
+def test_a_graph_is_never_read_as_device(tmp_path):
+    (tmp_path / "graph_and_loop.py").write_text(GRAPH_AND_LOOP)
+    out = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path)], capture_output=True, text=True, check=True).stdout
+    assert ".device reads the fixes add: 1" in out  # param.get_device() kept as param.device
+    assert "not known to be a tensor: 0" in out
