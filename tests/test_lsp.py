@@ -104,7 +104,7 @@ _LAUNCH = "import sys; from torchdevice_lint.lsp import main; sys.exit(main())"
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("project")
-    (root / "pyproject.toml").write_text('[tool.torchdevice-lint]\nignore = ["TDL005"]\n')
+    (root / "pyproject.toml").write_text('[tool.torchdevice-lint]\nignore = ["TDL005"]\nextend-exclude = ["generated/"]\n')
     return root
 
 
@@ -264,6 +264,37 @@ def test_noqa_and_project_settings_are_honoured(client: Client, project: Path) -
     # TDL005 (torch.load without map_location) is reported by default; the project's pyproject ignores it.
     assert [f.code for f in lint_source(text)] == ["TDL005"]
     assert open_document(client, project / "settings.py", text) == []
+
+
+def test_excluded_file_gets_no_diagnostics(client: Client, project: Path) -> None:
+    (project / "generated").mkdir()
+    assert open_document(client, project / "generated" / "model.py", CUDA_CALL) == []
+
+
+def test_other_files_of_the_project_are_seen_and_followed_on_save(client: Client, project: Path) -> None:
+    """As the CLI given one file: its project's index says that Net is an nn.Module (through
+    pkg/base.py), so the mask it builds in forward is on the wrong device; a saved change of
+    base.py is taken in, and the open model.py checked again."""
+    package = project / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    base = "from torch import nn\n\n\nclass Base(nn.Module):\n    pass\n"
+    (package / "base.py").write_text(base)
+    model = (
+        "import torch\nfrom .base import Base\n\n\nclass Net(Base):\n    def forward(self, x):\n"
+        "        mask = torch.ones(x.shape[0], x.shape[1])\n        return x * mask\n\n\n"
+        'net = Net().to("cuda" if torch.cuda.is_available() else "cpu")\n'
+    )
+    (package / "model.py").write_text(model)
+    assert lint_source(model) == []  # alone, Net is nothing known
+    diagnostics = open_document(client, package / "model.py", model)
+    assert [(d["code"], d["range"]["start"]) for d in diagnostics] == [("TDL003", {"line": 6, "character": 15})]
+    open_document(client, package / "base.py", base)
+    plain = "class Base:\n    pass\n"
+    (package / "base.py").write_text(plain)
+    change_document(client, package / "base.py", plain)
+    client.notify("textDocument/didSave", {"textDocument": {"uri": (package / "base.py").as_uri()}})
+    assert client.diagnostics((package / "model.py").as_uri()) == []
 
 
 def test_notebook_cell_sent_as_a_text_document(client: Client, project: Path) -> None:

@@ -17,13 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from torchdevice_lint.analysis.project import ProjectIndex, project_root, scan
 from torchdevice_lint.api import fix_file, lint_file
 from torchdevice_lint.config import Config, ConfigError, find_config, load_config
 from torchdevice_lint.engine import Linter
+from torchdevice_lint.files import iter_python_files
 from torchdevice_lint.findings import Finding
 from torchdevice_lint.guard import TooComplex, within_budget
 from torchdevice_lint.noqa import NOQA, NoqaLines
 from torchdevice_lint.parsing import LINE, SourceError
+from torchdevice_lint.patterns import PatternSet, relative_to_root
 from torchdevice_lint.settings import Settings
 
 #: Where a rule's documentation lives: docs/rules.md of a source checkout, else the project's page.
@@ -52,6 +55,8 @@ class Engine:
     def __init__(self) -> None:
         self._configs: dict[Path, tuple[int, Config]] = {}
         self._linters: dict[Settings, Linter] = {}
+        #: Project root -> the index of its files as on disk.
+        self._projects: dict[str, ProjectIndex] = {}
         #: Configuration files that could not be used, with the reason (the server logs each once).
         self.config_errors: dict[Path, str] = {}
 
@@ -79,12 +84,44 @@ class Engine:
             linter = self._linters[settings] = Linter(settings)
         return linter
 
+    def project_of(self, path: str) -> Optional[ProjectIndex]:
+        """The index of the project a file on disk belongs to, as the CLI and flake8 build it for a
+        file named alone (the classes its imports name); an unsaved document is judged alone."""
+        if not os.path.isfile(path):
+            return None
+        root = project_root(path)
+        index = self._projects.get(root)
+        if index is None:
+            index = self._projects[root] = ProjectIndex.build(p for p in iter_python_files([root]) if isinstance(p, str))
+        return index
+
+    def saved(self, path: str, text: str) -> list[str]:
+        """Take a file just written to disk into the index of its project; the roots of the projects
+        whose index changed (their open documents may read differently now)."""
+        real = os.path.realpath(path)
+        changed = []
+        for root, index in self._projects.items():
+            if real.endswith(".py") and real.startswith(os.path.join(root, "")):
+                facts = scan(text)
+                if index.files.get(real) != facts:
+                    self._projects[root] = ProjectIndex({**index.files, real: facts})
+                    changed.append(root)
+        return changed
+
     def lint(self, source: str, path: str, notebook: bool = False) -> Checked:
-        """The findings of a Python file or (``notebook``) of notebook JSON, or why there are none."""
+        """The findings of a Python file or (``notebook``) of notebook JSON, or why there are none.
+        A file the configuration's ``exclude`` matches has none, as when named to the CLI."""
         config = self.config_for(path)
+        if PatternSet(config.exclude_patterns).matches(relative_to_root(path, config.root)):
+            return Checked([])
         linter = self._linter(config.settings_for(path))
+
+        def work() -> list[Finding]:
+            project = None if notebook else self.project_of(path)
+            return lint_file(source, linter, notebook=notebook, path=path, project=project)
+
         try:
-            findings = within_budget(source, lambda: lint_file(source, linter, notebook=notebook, path=path), config.budget())
+            findings = within_budget(source, work, config.budget())
         except (SourceError, RecursionError) as error:
             reason = str(error) if isinstance(error, SourceError) else str(TooComplex("nested too deeply to analyse"))
             return Checked([], reason)
@@ -105,7 +142,8 @@ class Engine:
         linter = self._linter(config.settings_for(path))
 
         def work() -> str:
-            fixed = fix_file(source, linter, unsafe=unsafe, notebook=notebook, path=path, only=only).source
+            project = None if notebook else self.project_of(path)
+            fixed = fix_file(source, linter, unsafe=unsafe, notebook=notebook, path=path, only=only, project=project).source
             assert isinstance(fixed, str)
             return fixed
 

@@ -155,6 +155,26 @@ class TorchDeviceServer(LanguageServer):
             pending.cancel()
         self.pending[uri] = asyncio.ensure_future(self._check_later(uri, notebook, delay))
 
+    def saved(self, uri: str) -> None:
+        """A document written to disk: checked again, after its facts join its project's index
+        (and with it every open file of that project, whose findings may depend on them)."""
+        asyncio.ensure_future(self._after_save(uri))
+
+    async def _after_save(self, uri: str) -> None:
+        try:
+            path, text = self.path_of(uri), self.workspace.get_text_document(uri).source
+            loop = asyncio.get_running_loop()
+            roots = await loop.run_in_executor(self.checker, self.engine.saved, path, text) if urlparse(uri).scheme == "file" else []
+        except Exception as error:  # a bug of ours: say so, keep serving
+            logger.exception("index update failed")
+            self.log(f"internal error indexing {uri} ({type(error).__name__}: {error}); please report it", types.MessageType.Error)
+            roots = []
+        self.schedule(uri, 0)
+        for other in list(self.workspace.text_documents):
+            if other != uri and urlparse(other).scheme == "file":
+                if any(os.path.realpath(self.path_of(other)).startswith(os.path.join(root, "")) for root in roots):
+                    self.schedule(other, 0)
+
     async def _check_later(self, uri: str, notebook: bool, delay: float) -> None:
         try:
             if delay:
@@ -354,7 +374,7 @@ def build_server() -> TorchDeviceServer:
         ls.schedule(params.text_document.uri, DEBOUNCE_SECONDS)
 
     def did_save(ls: TorchDeviceServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, 0)
+        ls.saved(params.text_document.uri)
 
     def did_close(ls: TorchDeviceServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.forget(params.text_document.uri)
