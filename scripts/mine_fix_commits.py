@@ -47,6 +47,7 @@ _FACTORY_CALL = re.compile(
     r"torch\.(zeros|ones|empty|full|arange|linspace|logspace|eye|tensor|as_tensor|rand|randn"
     r"|randint|randperm|tril_indices|triu_indices|from_numpy)\("
 )
+_GIVEN_DEVICE = re.compile(r"\bdevice\s*=")
 _BARE_TO = re.compile(r"^\s*(?P<receiver>[\w.\[\]]+)\.(?P<method>to|cuda|cpu)\(.*\)\s*$")
 
 
@@ -58,6 +59,8 @@ def _adds_device_to_factory(old: str, new: str) -> bool:
         and ".cuda(" not in old
         and ".to(" not in old  # already moved: a style change, not a bug fix
         and ".type_as(" not in old  # moved to the other tensor's device, with its dtype
+        and not _GIVEN_DEVICE.search(old)  # it had a device: the commit chose another one
+        and not old.lstrip().startswith((">>>", "..."))  # an example in a docstring
         and (new.count("device") > old.count("device") or new.count(".to(") > old.count(".to("))
     )
 

@@ -87,6 +87,8 @@ def test_mining_skips_commits_whose_message_is_not_about_devices(history, capsys
         ("pos = torch.arange(n)", "pos = torch.arange(n, device=x.device)", True),
         ("pos = torch.arange(n).to(device)", "pos = torch.arange(n, device=device)", False),
         ("off = torch.arange(b).type_as(tokens)", "off = torch.arange(b, device=tokens.device).type_as(tokens)", False),
+        ('u = torch.rand(size=(n,), device="cpu")', "u = torch.rand(size=(n,), device=device, generator=g)", False),
+        (">>> t = torch.tensor([rank])", ">>> t = torch.tensor([rank], device=accelerator.device)", False),
         ("pos = torch.arange(n).cuda()", "pos = torch.arange(n).to(device)", False),
         ("if x is None:", "pos = torch.arange(n, device=device)", False),
     ],
