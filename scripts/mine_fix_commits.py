@@ -169,11 +169,13 @@ _ADDED_DEVICE = re.compile(r"(?:\bdevice\s*=\s*|\.to\()([^,()]+)")
 _DEVICE_ROOT = re.compile(r"self\.\w+|\w+")
 
 
-def is_port(old: str, new: str, before_lines: list[str], old_number: int) -> bool:
+def is_port(old: str, new: str, before_lines: list[str], old_number: int, changed: frozenset[int] = frozenset()) -> bool:
     """Whether a factory fix gave the factory a device the parent did not have at that line: a
-    name the commit introduced (``def test_x(device)``), an attribute the file never set, or a
-    literal device. The parent then had no second device for the factory to meet: the commit
-    ports CPU code to the GPU (or pins it), it does not fix a mismatch.
+    name the commit introduced (``def test_x(device)``), an attribute the file never set, a
+    literal device, or a tensor the same commit rebound (``preds = self.unwrap(preds)`` that
+    copied to the host became one that keeps the device; ``changed``: the parent's 1-based
+    lines the commit replaced). The parent then had no second device for the factory to meet:
+    the commit ports CPU code to the GPU (or pins it), it does not fix a mismatch.
     """
     added = [match.group(1).strip() for match in _ADDED_DEVICE.finditer(new)]
     added = [expression for expression in added if expression not in old]
@@ -187,6 +189,9 @@ def is_port(old: str, new: str, before_lines: list[str], old_number: int) -> boo
         return False
     name = root.group()
     word = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
+    binds = re.compile(rf"^\s*[\w\s,.*()\[\]]*(?<![\w.]){re.escape(name)}\b[\w\s,.*()\[\]]*=(?!=)")
+    if any(binds.match(before_lines[number - 1]) for number in changed if number != old_number):
+        return True
     if name.startswith("self."):
         return not any(word.search(line) for line in before_lines)
     return not any(word.search(line) for line in _visible_lines(before_lines, old_number))
@@ -269,7 +274,7 @@ def mine(repo: str, linter: Linter, rules: tuple[str, ...], args: argparse.Names
                             for f in found_before
                         ) and not any(f.code == rule and f.line == new_number for f in found_after)
                         old_number = next(n for n in sorted(changed) if old_lines[n - 1] == old)
-                        port = is_port(old, new, old_lines, old_number)
+                        port = is_port(old, new, old_lines, old_number, frozenset(changed))
                         for counts in (tally.shaped[rule], tally.by_repo[name, rule]):
                             counts[0] += 1
                             counts[1] += hit

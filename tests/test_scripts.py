@@ -131,6 +131,15 @@ def test_a_port_gives_a_factory_a_device_the_parent_did_not_have(line, new, port
     assert load("mine_fix_commits").is_port(lines[line - 1], new, lines, line) is port
 
 
+def test_a_fix_whose_commit_rebound_the_tensor_it_reads_is_a_port():
+    lines = PARENT.splitlines()
+    # the same commit changed line 8, ``n = x.size(1)``, and line 7's signature: neither binds x
+    new = "        pos = torch.arange(n, device=x.device)"
+    assert not load("mine_fix_commits").is_port(lines[8], new, lines, 9, frozenset({7, 8, 9}))
+    rebound = [*lines[:7], "        x = unwrap_to_cpu(x)", *lines[8:]]
+    assert load("mine_fix_commits").is_port(rebound[8], new, rebound, 9, frozenset({8, 9}))
+
+
 def test_measure_counts_findings_per_rule():
     out = subprocess.run(
         [sys.executable, str(SCRIPTS / "measure.py"), str(FIXTURES / "tdl004"), "--select", "TDL004"],
