@@ -266,6 +266,16 @@ def test_noqa_and_project_settings_are_honoured(client: Client, project: Path) -
     assert open_document(client, project / "settings.py", text) == []
 
 
+def test_broken_configuration_is_logged_and_the_defaults_used(client: Client, project: Path) -> None:
+    (project / "badconfig").mkdir()
+    (project / "badconfig" / "pyproject.toml").write_text('[tool.torchdevice-lint]\nselect = ["XYZ"]\n')
+    diagnostics = open_document(client, project / "badconfig" / "train.py", CUDA_CALL)
+    assert [d["code"] for d in diagnostics] == ["TDL001"]
+    log = client.wait_for("window/logMessage", lambda params: "badconfig" in params["message"])
+    assert "'XYZ' is not a rule code" in log["message"] and "using the default settings" in log["message"]
+    assert log["type"] == 1  # error
+
+
 def test_excluded_file_gets_no_diagnostics(client: Client, project: Path) -> None:
     (project / "generated").mkdir()
     assert open_document(client, project / "generated" / "model.py", CUDA_CALL) == []
@@ -347,3 +357,27 @@ def test_shutdown_and_exit(project: Path) -> None:
     assert client.request("shutdown", None) is None
     client.notify("exit", None)
     assert client.process.wait(timeout=TIMEOUT) == 0
+
+
+def test_a_handler_that_fails_is_logged_and_answered_with_its_fallback() -> None:
+    import asyncio
+
+    from torchdevice_lint.lsp.server import _guarded
+
+    class Server:
+        def __init__(self) -> None:
+            self.messages: list[str] = []
+
+        def log(self, message: str, kind: object = None) -> None:
+            self.messages.append(message)
+
+    def broken(server: object, params: object) -> list:
+        raise KeyError("cell")
+
+    async def broken_later(server: object, params: object) -> list:
+        raise ValueError("later")
+
+    server = Server()
+    assert asyncio.run(_guarded(broken, fallback=[])(server, None)) == []
+    assert asyncio.run(_guarded(broken_later, fallback=[])(server, None)) == []
+    assert [m.split(" (")[1].split(")")[0] for m in server.messages] == ["KeyError: 'cell'", "ValueError: later"]

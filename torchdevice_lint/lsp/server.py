@@ -10,6 +10,7 @@ document is checked as a notebook of that one cell.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -90,7 +91,8 @@ class TorchDeviceServer(LanguageServer):
             ),
         )
         self.engine = Engine()
-        #: One checking thread: checks run in order, and the protocol stays responsive meanwhile.
+        #: One thread for the engine (checks, fixes, index updates): they run in order, and the
+        #: protocol stays responsive meanwhile.
         self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torchdevice-check")
         #: The pending check of each document or notebook (by URI), cancelled by the next change.
         self.pending: dict[str, asyncio.Task] = {}
@@ -350,9 +352,10 @@ def _text_edits(edits: list[Edit]) -> list[types.TextEdit]:
 def _guarded(handler: Callable[..., Any], fallback: Any = None) -> Callable[..., Any]:
     """A handler whose unexpected exceptions are logged and answered with ``fallback``, never raised."""
 
-    def run(server: TorchDeviceServer, params: Any) -> Any:
+    async def run(server: TorchDeviceServer, params: Any) -> Any:
         try:
-            return handler(server, params)
+            result = handler(server, params)
+            return await result if inspect.isawaitable(result) else result
         except SourceError as error:
             server.log(f"not fixed: {error}")
         except Exception as error:  # a bug of ours: the editor session goes on
@@ -393,8 +396,9 @@ def build_server() -> TorchDeviceServer:
             ls.forget(cell.uri)
         ls.forget(params.notebook_document.uri)
 
-    def code_action(ls: TorchDeviceServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        return ls.code_actions(params)
+    async def code_action(ls: TorchDeviceServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        # On the checking thread: a fix costs a check, and the protocol must stay responsive meanwhile.
+        return await asyncio.get_running_loop().run_in_executor(ls.checker, ls.code_actions, params)
 
     for method, handler in (
         (types.TEXT_DOCUMENT_DID_OPEN, did_open),
