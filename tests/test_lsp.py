@@ -259,6 +259,14 @@ def test_syntax_error_gives_no_diagnostics_and_one_log_message(client: Client, p
     assert [d["code"] for d in change_document(client, path, CUDA_CALL)] == ["TDL001"]
 
 
+def test_too_complex_file_gets_no_diagnostics_and_a_log_message(client: Client, project: Path) -> None:
+    path = project / "generated_deep.py"
+    text = CUDA_CALL + "x = " + "(" * 1500 + "1" + ")" * 1500 + "\n"  # deeper than the default budget
+    assert open_document(client, path, text) == []
+    log = client.wait_for("window/logMessage", lambda params: path.name in params["message"])
+    assert "too complex to check" in log["message"]
+
+
 def test_noqa_and_project_settings_are_honoured(client: Client, project: Path) -> None:
     text = "import torch\n\nmodel = Net().cuda()  # noqa: TDL001\nstate = torch.load('model.pt')\n"
     # TDL005 (torch.load without map_location) is reported by default; the project's pyproject ignores it.
@@ -381,3 +389,10 @@ def test_a_handler_that_fails_is_logged_and_answered_with_its_fallback() -> None
     assert asyncio.run(_guarded(broken, fallback=[])(server, None)) == []
     assert asyncio.run(_guarded(broken_later, fallback=[])(server, None)) == []
     assert [m.split(" (")[1].split(")")[0] for m in server.messages] == ["KeyError: 'cell'", "ValueError: later"]
+
+
+def test_without_pygls_the_command_says_what_to_install() -> None:
+    blocked = "import sys; sys.modules['pygls'] = None; from torchdevice_lint.lsp import main; sys.exit(main())"
+    result = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, timeout=TIMEOUT)
+    assert result.returncode == 2
+    assert "pip install 'torchdevice-lint[lsp]'" in result.stderr and "Traceback" not in result.stderr
