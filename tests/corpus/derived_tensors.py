@@ -25,3 +25,10 @@ def weighted_rows(rows, weights=None):
     if weights is None:
         weights = torch.ones(rows.size(0))  # expect: TDL003  reaches torch.einsum with the caller's rows
     return torch.einsum("i,ij->ij", weights, rows)
+
+
+def add_jitter(X: torch.Tensor, jitter: float):
+    eye = torch.eye(X.size(-1)).expand(X.shape)  # expect: TDL003  meets X, which the loop rebinds from itself
+    for i in range(3):
+        X = X + jitter * (10**i) * eye
+    return X
