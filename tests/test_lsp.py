@@ -249,6 +249,23 @@ def test_change_clears_the_diagnostic(client: Client, project: Path) -> None:
     assert change_document(client, path, "import torch\n\nmodel = Net().to(device)\n") == []
 
 
+def test_incremental_change_in_utf16_units(client: Client, project: Path) -> None:
+    """Editors send the typed range only: the server applies it in the agreed units and checks the result."""
+    path, uri = project / "incremental.py", (project / "incremental.py").as_uri()
+    diagnostics = open_document(client, path, 'import torch\n\nx = ("𝔁", Net().cuda())\n')
+    _versions[uri] += 1
+    client.notify(
+        "textDocument/didChange",
+        {
+            "textDocument": {"uri": uri, "version": _versions[uri]},
+            "contentChanges": [{"range": diagnostics[0]["range"], "text": "Net().half().cuda()"}],
+        },
+    )
+    # Applied one unit off, the text would not parse (no diagnostics) or the range would move.
+    changed = client.diagnostics(uri)
+    assert [d["range"] for d in changed] == [{"start": {"line": 2, "character": 11}, "end": {"line": 2, "character": 30}}]
+
+
 def test_syntax_error_gives_no_diagnostics_and_one_log_message(client: Client, project: Path) -> None:
     path = project / "broken.py"
     assert open_document(client, path, CUDA_CALL)
