@@ -331,10 +331,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     rules = tuple(code.strip() for code in args.select.split(",") if code.strip())
     linter = Linter(Settings(select=rules))
     tally = Tally()
+    failed = 0
     for repo in args.repos:
-        mine(repo, linter, rules, args, tally)
+        try:
+            mine(repo, linter, rules, args, tally)
+        except subprocess.CalledProcessError as error:  # not a git directory, or git failed
+            print(f"{repo}: error: git failed ({' '.join(error.cmd[3:5])}...), exit {error.returncode}; skipped", file=sys.stderr)
+            failed += 1
     report(tally, rules, args.show)
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -75,6 +75,14 @@ def test_mining_finds_the_bug_a_device_commit_fixed(history, capsys):
     assert re.search(r"TDL003 \S+\s+1 / 1\s+1 / 1", out)  # the per-repository table
 
 
+def test_mining_names_a_repository_git_cannot_read_and_goes_on(history, tmp_path, capsys):
+    mine = load("mine_fix_commits")
+    assert mine.main([str(tmp_path / "missing"), str(history)]) == 1
+    captured = capsys.readouterr()
+    assert re.fullmatch(r".*missing: error: git failed \(.*\), exit \d+; skipped\n", captured.err)
+    assert captured.out.startswith("1 device commits, 1 modified files")
+
+
 def test_mining_skips_commits_whose_message_is_not_about_devices(history, capsys):
     mine = load("mine_fix_commits")
     mine.main([str(history), "--grep", "document"])
