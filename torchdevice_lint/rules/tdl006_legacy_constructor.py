@@ -52,7 +52,8 @@ class LegacyConstructor(Rule):
     as sizes) it becomes `torch.empty(*sizes, dtype=...)`; no arguments give
     `torch.empty(0, dtype=...)`. A `torch.cuda.*Tensor` also gets `device=` with the device in
     scope (or a new module-level `device`); CPU types stay on the CPU. `torch.Tensor` keeps the
-    default dtype (`dtype=torch.get_default_dtype()` unless the data are float literals). Any
+    default dtype: number literals are written as floats (`torch.Tensor([1, 0])` becomes
+    `torch.tensor([1.0, 0.0])`), other data get `dtype=torch.get_default_dtype()`. Any
     other argument (a name, which may be data or a size) is reported without a fix, as is an
     alias. All of these are safe. `torch.set_default_tensor_type(T)` as a statement becomes
     `torch.set_default_dtype(...)`, safe for a CPU type; for a CUDA type a second line
@@ -82,6 +83,10 @@ class LegacyConstructor(Rule):
         "import torch\nFloatTensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor\nprint(FloatTensor)\n",
     )
     invalid = (
+        Invalid(  # data that are not number literals keep the default dtype explicitly
+            "import torch\nmask = torch.Tensor([flag, True])\n",
+            "import torch\nmask = torch.tensor([flag, True], dtype=torch.get_default_dtype())\n",
+        ),
         Invalid(
             "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
             "weights = torch.cuda.FloatTensor([0.2, 0.8])\n",
@@ -96,7 +101,7 @@ class LegacyConstructor(Rule):
         Invalid(
             "import torch\nlabels = torch.LongTensor((1, 0, 1))\nbias = torch.Tensor([1, 2])\nscale = torch.Tensor([0.5])\n",
             "import torch\nlabels = torch.tensor((1, 0, 1), dtype=torch.int64)\n"
-            "bias = torch.tensor([1, 2], dtype=torch.get_default_dtype())\nscale = torch.tensor([0.5])\n",
+            "bias = torch.tensor([1.0, 2.0])\nscale = torch.tensor([0.5])\n",
             count=3,
         ),
         Invalid("import torch\nids = torch.LongTensor(token_ids)\n"),
@@ -149,15 +154,19 @@ class LegacyConstructor(Rule):
             return None
         arguments = [arg.value for arg in node.args]
         dtype = torch_api.LEGACY_TENSOR_TYPES[qualified]
+        data_args = node.args
         if len(arguments) == 1 and isinstance(arguments[0], (cst.List, cst.Tuple)):
             factory = "tensor"
-            if dtype is None and not _all_float_literals(arguments[0]):
+            floats = _as_float_data(arguments[0]) if dtype is None else None
+            if floats is not None:
+                data_args = [node.args[0].with_changes(value=floats)]
+            elif dtype is None:
                 dtype = "torch.get_default_dtype()"
         elif not arguments or len(arguments) >= 2 or self._is_size(arguments[0]):
             factory = "empty"
         else:
             return None
-        call = node.with_changes(func=expression(f"{torch_name}.{factory}"))
+        call = node.with_changes(func=expression(f"{torch_name}.{factory}"), args=data_args)
         if not arguments:
             call = call.with_changes(args=[argument(expression("0"))])
         if dtype is not None:
@@ -222,17 +231,29 @@ class LegacyConstructor(Rule):
         return self.device_fix([(line, cst.FlattenSentinel([first, second]))], device, Safety.UNSAFE)
 
 
-def _all_float_literals(node: cst.BaseExpression) -> bool:
-    """``[0.5, -1.0]``: data that ``torch.tensor`` infers as the default dtype, as ``torch.Tensor`` did."""
-    leaves = [element.value for element in node.elements] if isinstance(node, (cst.List, cst.Tuple)) else [node]
-    if not leaves:
-        return False
-    for leaf in leaves:
-        if isinstance(leaf, cst.UnaryOperation):
-            leaf = leaf.expression
-        if isinstance(leaf, (cst.List, cst.Tuple)):
-            if not _all_float_literals(leaf):
-                return False
-        elif not isinstance(leaf, cst.Float):
-            return False
-    return True
+def _as_float_data(data: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """Literal data that ``torch.tensor`` infers as the default dtype, as ``torch.Tensor`` did:
+    numbers with a float among them as written, whole numbers written as floats (``[1, 0]``
+    becomes ``[1.0, 0.0]``, shorter than ``dtype=torch.get_default_dtype()``), ``[]`` as is.
+    None for anything else (names, bools, hex)."""
+    leaves: list[cst.BaseExpression] = []
+    pending = [data]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, (cst.List, cst.Tuple)):
+            pending.extend(element.value for element in current.elements)
+        elif isinstance(current, cst.UnaryOperation) and isinstance(current.operator, cst.Minus):
+            pending.append(current.expression)
+        else:
+            leaves.append(current)
+    if not all(isinstance(leaf, cst.Float) or (isinstance(leaf, cst.Integer) and leaf.value.isdigit()) for leaf in leaves):
+        return None
+    if any(isinstance(leaf, cst.Float) for leaf in leaves) or not leaves:
+        return data
+    return cst.ensure_type(data.visit(_IntegersAsFloats()), cst.BaseExpression)
+
+
+class _IntegersAsFloats(cst.CSTTransformer):
+    def leave_Integer(self, original_node: cst.Integer, updated_node: cst.Integer) -> cst.BaseExpression:
+        return cst.Float(value=f"{int(updated_node.value)}.0", lpar=updated_node.lpar, rpar=updated_node.rpar)
+
