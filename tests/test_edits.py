@@ -28,10 +28,10 @@ def test_appended_argument_follows_the_calls_layout(call, expected):
 
 def test_no_trailing_whitespace_after_a_fix_on_an_exploded_call():
     """MONAI's tests: torch.Tensor( [ ...rows... ] ) got '],' with a trailing space (ruff W291)."""
-    source = "import torch\n\nKERNEL = torch.Tensor(\n    [\n        [1, 2],\n        [3, 4],\n    ]\n)\n"
+    source = "import torch\n\nKERNEL = torch.Tensor(\n    [\n        [a, b],\n        [c, d],\n    ]\n)\n"
     fixed = fix_source(source)
     assert fixed == (
-        "import torch\n\nKERNEL = torch.tensor(\n    [\n        [1, 2],\n        [3, 4],\n    ],\n"
+        "import torch\n\nKERNEL = torch.tensor(\n    [\n        [a, b],\n        [c, d],\n    ],\n"
         "    dtype=torch.get_default_dtype()\n)\n"
     )
     assert all(line == line.rstrip() for line in fixed.splitlines())
