@@ -53,7 +53,8 @@ class LegacyConstructor(Rule):
     `torch.empty(0, dtype=...)`. A `torch.cuda.*Tensor` also gets `device=` with the device in
     scope (or a new module-level `device`); CPU types stay on the CPU. `torch.Tensor` keeps the
     default dtype: number literals are written as floats (`torch.Tensor([1, 0])` becomes
-    `torch.tensor([1.0, 0.0])`), other data get `dtype=torch.get_default_dtype()`. Any
+    `torch.tensor([1.0, 0.0])`, up to 16 whole numbers), other data get
+    `dtype=torch.get_default_dtype()`. Any
     other argument (a name, which may be data or a size) is reported without a fix, as is an
     alias. All of these are safe. `torch.set_default_tensor_type(T)` as a statement becomes
     `torch.set_default_dtype(...)`, safe for a CPU type; for a CUDA type a second line
@@ -83,6 +84,11 @@ class LegacyConstructor(Rule):
         "import torch\nFloatTensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor\nprint(FloatTensor)\n",
     )
     invalid = (
+        Invalid(  # a long table of whole numbers: the dtype is shorter than ".0" on each
+            "import torch\nT = torch.Tensor([[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11], [12, 13, 14, 15, 16, 17]])\n",
+            "import torch\nT = torch.tensor([[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11], [12, 13, 14, 15, 16, 17]], "
+            "dtype=torch.get_default_dtype())\n",
+        ),
         Invalid(  # data that are not number literals keep the default dtype explicitly
             "import torch\nmask = torch.Tensor([flag, True])\n",
             "import torch\nmask = torch.tensor([flag, True], dtype=torch.get_default_dtype())\n",
@@ -234,8 +240,8 @@ class LegacyConstructor(Rule):
 def _as_float_data(data: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     """Literal data that ``torch.tensor`` infers as the default dtype, as ``torch.Tensor`` did:
     numbers with a float among them as written, whole numbers written as floats (``[1, 0]``
-    becomes ``[1.0, 0.0]``, shorter than ``dtype=torch.get_default_dtype()``), ``[]`` as is.
-    None for anything else (names, bools, hex)."""
+    becomes ``[1.0, 0.0]``, shorter than ``dtype=torch.get_default_dtype()``, up to 16 of them),
+    ``[]`` as is. None for anything else (names, bools, hex, longer tables)."""
     leaves: list[cst.BaseExpression] = []
     pending = [data]
     while pending:
@@ -250,6 +256,8 @@ def _as_float_data(data: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         return None
     if any(isinstance(leaf, cst.Float) for leaf in leaves) or not leaves:
         return data
+    if 2 * len(leaves) > len(", dtype=torch.get_default_dtype()"):
+        return None  # a long table: ".0" on every entry would lengthen the line more than the dtype
     return cst.ensure_type(data.visit(_IntegersAsFloats()), cst.BaseExpression)
 
 
