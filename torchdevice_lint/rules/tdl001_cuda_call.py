@@ -4,7 +4,12 @@ from typing import Optional
 
 import libcst as cst
 
-from torchdevice_lint.analysis.guards import in_cuda_only_code, in_cuda_only_test, under_device_check
+from torchdevice_lint.analysis.guards import (
+    in_code_named_for_cuda,
+    in_cuda_only_code,
+    in_cuda_only_test,
+    under_device_check,
+)
 from torchdevice_lint.analysis.tree import positional_arguments
 from torchdevice_lint.analysis.values import Kind
 from torchdevice_lint.findings import Fix, Safety
@@ -48,9 +53,10 @@ class CudaCall(Rule):
     call names stays (`.cuda(w.device)` becomes `.to(w.device)`, `.cuda(t.get_device())`
     becomes `.to(t.device)`). An object of a class of the project with its own `cuda()` but
     no `to()` is reported without a fix, and so is a call under a device check
-    (`if torch.cuda.is_available():`, `if args.cuda:`, a conditional expression): that branch
-    only runs with CUDA, where `.to(device)` would change nothing; make the code portable by
-    hand (one `device`, no branch). Unsafe when
+    (`if torch.cuda.is_available():`, `if args.cuda:`, a conditional expression) or in a
+    function or class named for CUDA or the GPU (`ToGPU`): that code only runs with CUDA,
+    where `.to(device)` would change nothing; make it portable by hand (one `device`, no
+    branch). Unsafe when
     the call names a device index (`.cuda(1)`, `.cuda(args.gpu)`): the fix drops it, which
     changes the GPU used on a multi-GPU machine.
     """
@@ -65,6 +71,7 @@ class CudaCall(Rule):
         "x = x.to(device, non_blocking=True)",
         "available = torch.cuda.is_available()",
         "model = model.cpu()",
+        "x = x.to(torch.device('cpu'))",
         "import torch\nstream = torch.cuda.Stream()",
         "torch.cuda.manual_seed_all(0)",
         "use_cuda = args.cuda",
@@ -86,6 +93,10 @@ class CudaCall(Rule):
         Invalid(  # under a CUDA check: reported, not rewritten (the branch only runs with CUDA)
             "import torch\nif torch.cuda.is_available():\n    x = x.cuda()\n",
             "import torch\nif torch.cuda.is_available():\n    x = x.cuda()\n",
+        ),
+        Invalid(  # code named for the GPU is CUDA-only by construction: reported, not rewritten
+            "class ToGPU:\n    def __call__(self, x):\n        return x.cuda()\n",
+            "class ToGPU:\n    def __call__(self, x):\n        return x.cuda()\n",
         ),
         Invalid(
             "import torch\n\ndef maybe_to_gpu(model, use_gpu):\n    return model.cuda() if use_gpu else model\n",
@@ -150,8 +161,10 @@ class CudaCall(Rule):
         if any(arg.star for arg in node.args):
             self.report(node)
             return
-        if under_device_check(self.analysis.module, self.context.ancestors):
-            self.report(node)  # a branch taken only with CUDA: `.to(device)` would change nothing there
+        if under_device_check(self.analysis.module, self.context.ancestors) or in_code_named_for_cuda(
+            self.context.ancestors
+        ):
+            self.report(node)  # taken only with CUDA (a guard, a `ToGPU` class): `.to(device)` changes nothing
             return
         owner = self.analysis.class_of(func.value)
         if owner is not None and owner.cuda_without_to:
