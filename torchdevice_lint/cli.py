@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import re
 import sys
@@ -27,6 +26,7 @@ from torchdevice_lint.notebook import Notebook, NotebookError, is_notebook
 from torchdevice_lint.output import FORMATS, Entry, write_entries
 from torchdevice_lint.output.text import error_line, format_statistics, statistics, unified_diff
 from torchdevice_lint.parallel import default_jobs, map_as_completed, map_in_order
+from torchdevice_lint.parsing import collect_young_objects_less_often
 from torchdevice_lint.progress import Progress, Summary, bar_wanted
 from torchdevice_lint.rules import ALL_RULES
 from torchdevice_lint.runner import WORKER_GRACE_SECONDS, FileJob, FileResult, write_atomically
@@ -136,15 +136,8 @@ def exit_code(summary: Summary) -> int:
     return 1 if summary.findings or summary.changed_files else 0
 
 
-#: Allocations between two collections of the young generation (Python's default is 700). A
-#: file's syntax tree is some 100,000 objects, none kept past the file, so collecting that often
-#: scans the same young trees again and again: about 5% of a run on torch/nn
-#: (benchmarks/bench.py). The workers inherit it.
-YOUNG_GENERATION_THRESHOLD = 20_000
-
-
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    gc.set_threshold(YOUNG_GENERATION_THRESHOLD, *gc.get_threshold()[1:])
+    collect_young_objects_less_often()  # the workers inherit it
     args = build_parser().parse_args(argv)
     if args.explain:
         return explain(args.explain)

@@ -53,7 +53,7 @@ from torchdevice_lint.engine import Linter
 from torchdevice_lint.files import index_of_project
 from torchdevice_lint.guard import Budget, TooComplex, allow_deep_trees_in_host, within_budget
 from torchdevice_lint.notebook import is_notebook
-from torchdevice_lint.parsing import SourceError, check_decodable
+from torchdevice_lint.parsing import SourceError, check_decodable, collect_young_objects_less_often
 from torchdevice_lint.rules import ALL_RULES
 from torchdevice_lint.settings import Settings
 
@@ -136,6 +136,7 @@ class TorchDevicePlugin:
             raise ExecutionError(f"torchdevice-lint: {error}") from None
         cls.budget = budget
         allow_deep_trees_in_host()  # before flake8 parses the first file, here and in its workers
+        collect_young_objects_less_often()
         # As in torchdevice-fix, a preview rule named by its full code runs; flake8 filters the rest.
         named = [
             code.strip().upper()

@@ -258,7 +258,9 @@ def _as_float_data(data: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         return data
     if 2 * len(leaves) > len(", dtype=torch.get_default_dtype()"):
         return None  # a long table: ".0" on every entry would lengthen the line more than the dtype
-    return cst.ensure_type(data.visit(_IntegersAsFloats()), cst.BaseExpression)
+    floats = data.visit(_IntegersAsFloats())
+    assert isinstance(floats, cst.BaseExpression)  # a transformer that only rewrites integers keeps the expression
+    return floats
 
 
 class _IntegersAsFloats(cst.CSTTransformer):
