@@ -40,6 +40,9 @@ _NON_TENSOR_MEMBERS = frozenset(
     }
 )
 
+#: CUDA libraries other than torch, whose own device objects a file may name ``device``.
+_OTHER_CUDA_LIBRARIES = frozenset({"pycuda", "cupy", "numba", "tensorrt", "pynvml", "cuda"})
+
 #: How the notebook front end starts each cell in the program it builds from the cells: an
 #: import, so that a binding lands inside the cell that needs it, where it is laid out as at
 #: the top of a file (no blank line above it unless the cell has imports of its own).
@@ -119,13 +122,35 @@ class DeviceBinder:
                 return DeviceChoice("self.device")
         module_scope = self.flow.scopes[self.flow.module]
         name = _bound_device_name(module_scope, site if not scopes else None)
-        if name is not None and (scopes or statement is None or _binding_reaches(self.flow.module, name, statement)):
+        if (
+            name is not None
+            and (scopes or statement is None or _binding_reaches(self.flow.module, name, statement))
+            and not self._device_of_another_library(name)
+        ):
             return DeviceChoice(name)
         imported = self._imported_device_name()
         if imported is not None and not any(_binds(scope, imported) for scope in scopes):
             return DeviceChoice(imported)
         shadowed = any(_binds(scope, self.global_name) for scope in scopes)
         return DeviceChoice(self.global_name, inserts_binding=True, shadowed=shadowed)
+
+    def _device_of_another_library(self, name: str) -> bool:
+        """In a file that imports another CUDA library (pycuda, cupy, numba, TensorRT), a
+        module-level ``device`` bound by a call that is not torch's is that library's device:
+        ``device = context.get_device()`` under pycuda (diffusers' TensorRT example)."""
+        roots = {full.split(".")[0] for full in self.imports.aliases.values()}
+        if not roots & _OTHER_CUDA_LIBRARIES:
+            return False
+        for statement in self.flow.module.body:
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign) and any(
+                    isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets
+                ):
+                    value = small.value
+                    callee = self.imports.qualified_name(value.func) if isinstance(value, cst.Call) else None
+                    if isinstance(value, cst.Call) and not (callee or "").startswith("torch."):
+                        return True
+        return False
 
     def _imported_device_name(self) -> Optional[str]:
         """A device the file imports from its project: ``from ..testing_utils import torch_device``
@@ -219,7 +244,7 @@ class DeviceBinder:
         (see ``DeviceChoice.shadowed``) instead of a second name for the whole file."""
         non_device_bindings: set[str] = set(self.imports.aliases) | set(self.flow.classes) | set(self.flow.functions)
         for name, value in self.flow.scopes[self.flow.module].env.items():
-            if value.kind is not Kind.DEVICE or value.defaults_to_cpu:
+            if value.kind is not Kind.DEVICE or value.defaults_to_cpu or self._device_of_another_library(name):
                 non_device_bindings.add(name)
         candidates = (self.preferred_name,) if self.preferred_name else ()
         for name in candidates + _CANDIDATE_GLOBAL_NAMES:

@@ -131,6 +131,15 @@ class CudaLiteral(Rule):
             'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
             'def prepare(x, device=None):\n    return x.to(device)\n\n\nmodel = Net().to(device)\n',
         ),
+        Invalid(  # pycuda's device is not torch's: neither reused nor overwritten
+            "import pycuda.driver as cuda\nimport torch\nfrom pycuda.tools import make_default_context\n\n"
+            "context = make_default_context()\ndevice = context.get_device()\n\n\ndef run(pipe):\n"
+            '    return pipe.to("cuda")\n',
+            "import pycuda.driver as cuda\nimport torch\nfrom pycuda.tools import make_default_context\n\n"
+            'torch_device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
+            "context = make_default_context()\ndevice = context.get_device()\n\n\ndef run(pipe):\n"
+            "    return pipe.to(torch_device)\n",
+        ),
         Invalid(  # a local `device` that is not one hides the module's binding: no fix
             'import torch\n\n\ndef run(x):\n    y = x.to("cuda")\n    device = None\n    return y, device\n',
             'import torch\n\n\ndef run(x):\n    y = x.to("cuda")\n    device = None\n    return y, device\n',
