@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import stat
+import tempfile
 
 import libcst as cst
 import pytest
@@ -241,6 +243,23 @@ def test_an_interrupted_write_leaves_the_old_file_and_no_debris(tmp_path, monkey
     with pytest.raises(type(failure)):
         write_atomically(str(path), b"new\n")
     assert path.read_bytes() == b"old\n"
+    assert os.listdir(tmp_path) == ["m.py"]
+
+
+def test_ctrl_c_during_a_write_waits_until_the_file_is_whole(tmp_path, monkeypatch):
+    path = tmp_path / "m.py"
+    path.write_bytes(b"old\n")
+    real_mkstemp = tempfile.mkstemp
+
+    def interrupted_mkstemp(*args, **kwargs):
+        made = real_mkstemp(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)  # between creating the temporary file and the try
+        return made
+
+    monkeypatch.setattr(runner.tempfile, "mkstemp", interrupted_mkstemp)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomically(str(path), b"new\n")
+    assert path.read_bytes() == b"new\n"
     assert os.listdir(tmp_path) == ["m.py"]
 
 
