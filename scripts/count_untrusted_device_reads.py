@@ -27,7 +27,8 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from torchdevice_lint.analysis import torch_api
-from torchdevice_lint.analysis.imports import ImportTable
+from torchdevice_lint.analysis.imports import ImportTable, dotted_name
+from torchdevice_lint.analysis.tree import walk
 from torchdevice_lint.api import fix_source
 from torchdevice_lint.files import iter_python_files
 from torchdevice_lint.parsing import SourceError
@@ -106,7 +107,7 @@ def added_device_reads(original: str, fixed: str) -> Iterator[tuple[int, str]]:
 def known_tensor(source: str, line_number: int, name: str) -> bool:
     module = cst.parse_module(source)
     imports = ImportTable()
-    for node in _walk(module):
+    for node in walk(module):
         if isinstance(node, (cst.Import, cst.ImportFrom)):
             imports.add(node)
     if name == "self" or name in imports.aliases:
@@ -145,7 +146,7 @@ def _binds(function: cst.FunctionDef, name: str) -> bool:
     return any(
         (isinstance(node, cst.Assign) and _assigns(node, name))
         or (isinstance(node, cst.For) and isinstance(node.target, cst.Name) and node.target.value == name)
-        for node in _walk(function.body)
+        for node in walk(function.body)
     )
 
 
@@ -157,12 +158,12 @@ def _passed_a_tensor(module: cst.Module, function: cst.FunctionDef, name: str, i
     index = _parameters(function).index(name)
     tensors = {
         target.target.value
-        for node in _walk(module)
+        for node in walk(module)
         if isinstance(node, cst.Assign) and _tensor_expression(node.value, imports)
         for target in node.targets
         if isinstance(target.target, cst.Name)
     }
-    for node in _walk(module):
+    for node in walk(module):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == function.name.value:
             positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
             keyword = [arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == name]
@@ -181,7 +182,7 @@ def _evidence(scope: cst.CSTNode, name: str, imports: ImportTable) -> tuple[bool
                 text = cst.Module([]).code_for_node(param.annotation.annotation)
                 if "Tensor" in text:
                     tensor = strict = True
-    for node in _walk(scope):
+    for node in walk(scope):
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == name:
             if node.attr.value in _TENSOR_READS or node.attr.value in _TENSOR_ONLY:
                 tensor = True
@@ -192,7 +193,7 @@ def _evidence(scope: cst.CSTNode, name: str, imports: ImportTable) -> tuple[bool
         if isinstance(node, cst.Assign) and _assigns(node, name) and _tensor_expression(node.value, imports):
             tensor = True
         if isinstance(node, cst.Call):
-            callee = _dotted(node.func)
+            callee = dotted_name(node.func)
             is_factory = callee is not None and (
                 callee.split(".")[-1] in {"zeros", "ones", "empty", "full", "randn", "rand", "arange", "eye"}
                 or callee == "range"
@@ -235,23 +236,6 @@ def _first_forward_input(function: cst.FunctionDef) -> Optional[str]:
 
 def _assigns(node: cst.Assign, name: str) -> bool:
     return any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets)
-
-
-def _dotted(node: cst.BaseExpression) -> Optional[str]:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = _dotted(node.value)
-        return f"{head}.{node.attr.value}" if head is not None else None
-    return None
-
-
-def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
 
 
 if __name__ == "__main__":

@@ -269,15 +269,16 @@ TENSOR_RETURNING_METHODS = COMBINING_METHODS | frozenset(
 )
 
 #: Tensor methods whose result is not a tensor on the receiver's device (Python values, sizes,
-#: moves, in-place bookkeeping); any other method of a tensor returns one, on its device.
+#: in-place bookkeeping, sequences of pieces); any other method of a tensor returns one, on its
+#: device. Moves (``to``, ``cuda``, ``cpu``) and private methods are judged before this is read.
 NON_TENSOR_METHODS = frozenset(
     {
         "item", "tolist", "numpy", "size", "dim", "ndimension", "numel", "nelement", "element_size",
         "stride", "storage", "untyped_storage", "data_ptr", "get_device", "is_contiguous", "is_floating_point",
         "is_complex", "is_signed", "is_pinned", "is_shared", "is_set_to", "equal", "allclose", "type",
-        "to", "cuda", "cpu", "backward", "register_hook", "retain_grad", "share_memory_", "pin_memory",
+        "backward", "register_hook", "retain_grad", "share_memory_", "pin_memory",
         "record_stream", "copy_", "set_", "resize_", "resize_as_", "apply_", "map_", "tobytes",
-        "__len__", "__iter__", "__array__", "dtype", "device", "shape", "unbind", "split", "chunk", "tensor_split",
+        "unbind", "split", "chunk", "tensor_split",
     }
 )
 
