@@ -10,6 +10,7 @@ from torchdevice_lint.findings import Finding
 from torchdevice_lint.guard import Budget, within_budget
 from torchdevice_lint.notebook import fix_notebook, is_notebook, lint_notebook
 from torchdevice_lint.parsing import Source
+from torchdevice_lint.reparse import Reparser
 from torchdevice_lint.settings import Settings
 
 
@@ -84,13 +85,15 @@ def lint_file(
     project: Optional[ProjectIndex] = None,
     path: Optional[str] = None,
     cell_errors: Optional[list[str]] = None,
+    reparser: Optional[Reparser] = None,
 ) -> list[Finding]:
     """The findings of a Python file, or (``notebook``) of a notebook's JSON cell by cell: the one
     place the API and the CLI tell the two apart. ``cell_errors`` collects the notebook cells that
-    do not parse (the others are still checked); without it such a cell fails the notebook."""
+    do not parse (the others are still checked); without it such a cell fails the notebook.
+    ``reparser``: the parser of the file's previous version (see `Linter.lint`)."""
     if notebook:
         return lint_notebook(_as_bytes(source), linter, cell_errors)
-    return linter.lint(source, project, path)
+    return linter.lint(source, project, path, reparser)
 
 
 def fix_file(

@@ -17,7 +17,8 @@ from torchdevice_lint.analysis.tree import _child_fields, walk
 from torchdevice_lint.findings import Finding, Fix, Replacement, Report, Safety
 from torchdevice_lint.noqa import NoqaLines, is_suppressed, skips_file
 from torchdevice_lint.parsing import Source, check_decodable, parse
-from torchdevice_lint.positions import node_positions
+from torchdevice_lint.positions import Position, node_positions, positions_in_statement
+from torchdevice_lint.reparse import Layout, Reparser
 from torchdevice_lint.round_trip import keep_what_libcst_drops
 from torchdevice_lint.rule import Rule, RuleContext
 from torchdevice_lint.settings import Settings
@@ -47,14 +48,21 @@ class Linter:
         self.byte_needles = tuple(needle.encode() for needle in self.needles)
 
     # ---------------------------------------------------------------- public
-    def lint(self, source: Source, project: Optional[ProjectIndex] = None, path: Optional[str] = None) -> list[Finding]:
-        """``project`` and ``path``: the index of the walked project and this file's path in it."""
+    def lint(
+        self,
+        source: Source,
+        project: Optional[ProjectIndex] = None,
+        path: Optional[str] = None,
+        reparser: Optional[Reparser] = None,
+    ) -> list[Finding]:
+        """``project`` and ``path``: the index of the walked project and this file's path in it.
+        ``reparser``: the one that parsed the previous version of this text (an editor's document)."""
         check_decodable(source)
         if not self._may_match(source) or (self.noqa and skips_file(source)):
             return []
-        module = parse(source)
+        module, layout = reparser.parse(source) if reparser is not None and isinstance(source, str) else (parse(source), None)
         reports = self._run_rules(module, _text_of(source, module), project, path).reports
-        return [finding for finding in self._findings(module, reports) if finding is not None]
+        return [finding for finding in self._findings(module, reports, layout) if finding is not None]
 
     def fix(
         self,
@@ -155,16 +163,21 @@ class Linter:
         _walk_with_ancestors(analysis.module, context.ancestors, handlers)
         return context
 
-    def _findings(self, module: cst.Module, reports: list[Report]) -> list[Optional[Finding]]:
+    def _findings(self, module: cst.Module, reports: list[Report], layout: Optional[Layout] = None) -> list[Optional[Finding]]:
         """Positions for each report (None where a noqa comment suppresses it)."""
         if not reports:
             return []
-        code, positions = node_positions(module, [report.node for report in reports])
-        noqa_text = NoqaLines(code)
+        located = _located(module, reports, layout)
+        noqa_lines: Callable[[int], list[str]]
+        if located is None:
+            code, positions = node_positions(module, [report.node for report in reports])
+            noqa_lines = NoqaLines(code).for_line
+        else:
+            positions, noqa_lines = located
         findings: list[Optional[Finding]] = []
         for report in reports:
             (line, column), (end_line, end_column) = positions[id(report.node)]
-            if self.noqa and is_suppressed(report.code, noqa_text.for_line(line)):
+            if self.noqa and is_suppressed(report.code, noqa_lines(line)):
                 findings.append(None)
                 continue
             findings.append(
@@ -192,6 +205,26 @@ class Linter:
             return cst.parse_module(updated.bytes)
         except cst.ParserSyntaxError as error:  # a bug in a rule's fix, never the user's
             raise AssertionError(f"a fix produced code that does not parse: {error}") from error
+
+
+def _located(
+    module: cst.Module, reports: list[Report], layout: Optional[Layout]
+) -> Optional[tuple[dict[int, tuple[Position, Position]], Callable[[int], list[str]]]]:
+    """Positions and ``# noqa`` lines read from the statements that hold the reports alone (the
+    layout knows where each starts) rather than from the whole module's code; None where the
+    layout is not this module's or a report lies outside its statement."""
+    if layout is None or layout.module is not module:
+        return None
+    by_statement: dict[int, list[cst.CSTNode]] = {}
+    for report in reports:
+        by_statement.setdefault(report.top_level_index, []).append(report.node)
+    positions: dict[int, tuple[Position, Position]] = {}
+    for index, nodes in by_statement.items():
+        found = positions_in_statement(module, module.body[index], layout.first_lines[index], nodes)
+        if found is None:
+            return None
+        positions.update(found)
+    return positions, layout.noqa_lines()
 
 
 def _brings_cpu_fallback(fix: Fix, module: cst.Module) -> bool:

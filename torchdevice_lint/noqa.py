@@ -38,8 +38,12 @@ class NoqaLines:
     def __init__(self, code: str) -> None:
         self.lines = LINE.findall(code)
         self._ranges: Optional[dict[int, tuple[int, int]]] = None
+        #: Most files have no ``# noqa`` at all: they need no tokenizing to find logical lines.
+        self._has_noqa = "noqa" in code.lower()
 
     def for_line(self, line: int) -> list[str]:
+        if not self._has_noqa:
+            return []
         first, last = self.logical_line(line)
         return self.lines[max(first, 1) - 1 : last]
 

@@ -70,11 +70,29 @@ def node_positions(module: cst.Module, nodes: Sequence[cst.CSTNode]) -> tuple[st
     """
     state = _SpanState(module)
     module._codegen(state)
+    positions = _positions(state, nodes, first_line=1)
+    assert positions is not None  # every node of the module has its span
+    return "".join(state.tokens), positions
+
+
+def positions_in_statement(
+    module: cst.Module, statement: cst.CSTNode, first_line: int, nodes: Sequence[cst.CSTNode]
+) -> Optional[dict[int, tuple[Position, Position]]]:
+    """`node_positions` of nodes inside one top-level statement of ``module`` whose text starts
+    on ``first_line``, generating that statement's code alone; None if a node is not inside it."""
+    state = _SpanState(module)
+    statement._codegen(state)
+    return _positions(state, nodes, first_line)
+
+
+def _positions(state: _SpanState, nodes: Sequence[cst.CSTNode], first_line: int) -> Optional[dict[int, tuple[Position, Position]]]:
+    if any(id(node) not in state.spans for node in nodes):
+        return None
     tokens = state.tokens
     spans = {id(node): state.spans[id(node)] for node in nodes}
     wanted = sorted({index for span in spans.values() for index in span})
     at: dict[int, Position] = {}
-    line, column, next_wanted = 1, 0, 0
+    line, column, next_wanted = first_line, 0, 0
     for index, token in enumerate(tokens):
         while next_wanted < len(wanted) and wanted[next_wanted] == index:
             at[index] = (line, column)
@@ -89,4 +107,4 @@ def node_positions(module: cst.Module, nodes: Sequence[cst.CSTNode]) -> tuple[st
             column += len(token)
     for index in wanted[next_wanted:]:
         at[index] = (line, column)
-    return "".join(tokens), {key: (at[start], at[end]) for key, (start, end) in spans.items()}
+    return {key: (at[start], at[end]) for key, (start, end) in spans.items()}

@@ -27,6 +27,7 @@ from torchdevice_lint.guard import TooComplex, within_budget
 from torchdevice_lint.noqa import NOQA, NoqaLines
 from torchdevice_lint.parsing import LINE, SourceError
 from torchdevice_lint.patterns import PatternSet, relative_to_root
+from torchdevice_lint.reparse import Reparser
 from torchdevice_lint.settings import Settings
 
 #: Where a rule's documentation lives: docs/rules.md of a source checkout, else the project's page.
@@ -59,6 +60,8 @@ class Engine:
         self._projects: dict[str, ProjectIndex] = {}
         #: Configuration files that could not be used, with the reason (the server logs each once).
         self.config_errors: dict[Path, str] = {}
+        #: Each open document's parser, which re-parses only what an edit changed.
+        self._reparsers: dict[str, Reparser] = {}
 
     def config_for(self, path: str) -> Config:
         """The configuration of the file at ``path`` (read again when its pyproject.toml changes)."""
@@ -95,6 +98,9 @@ class Engine:
             index = self._projects[root] = ProjectIndex.build(p for p in iter_python_files([root]) if isinstance(p, str))
         return index
 
+    def closed(self, document: str) -> None:
+        self._reparsers.pop(document, None)
+
     def saved(self, path: str, text: str) -> list[str]:
         """Take a file just written to disk into the index of its project; the roots of the projects
         whose index changed (their open documents may read differently now)."""
@@ -108,9 +114,10 @@ class Engine:
                     changed.append(root)
         return changed
 
-    def lint(self, source: str, path: str, notebook: bool = False) -> Checked:
+    def lint(self, source: str, path: str, notebook: bool = False, document: Optional[str] = None) -> Checked:
         """The findings of a Python file or (``notebook``) of notebook JSON, or why there are none.
-        A file the configuration's ``exclude`` matches has none, as when named to the CLI."""
+        A file the configuration's ``exclude`` matches has none, as when named to the CLI.
+        ``document``: the editor's name for a Python file checked again as it is edited."""
         config = self.config_for(path)
         if PatternSet(config.exclude_patterns).matches(relative_to_root(path, config.root)):
             return Checked([])
@@ -118,7 +125,8 @@ class Engine:
 
         def work() -> list[Finding]:
             project = None if notebook else self.project_of(path)
-            return lint_file(source, linter, notebook=notebook, path=path, project=project)
+            reparser = None if notebook or document is None else self._reparsers.setdefault(document, Reparser())
+            return lint_file(source, linter, notebook=notebook, path=path, project=project, reparser=reparser)
 
         try:
             findings = within_budget(source, work, config.budget())

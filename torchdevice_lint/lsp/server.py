@@ -40,7 +40,7 @@ from torchdevice_lint.rules import ALL_RULES
 
 SOURCE = "torchdevice-lint"
 #: How long a document must rest after a change before it is checked again (typing goes on).
-DEBOUNCE_SECONDS = 0.15
+DEBOUNCE_SECONDS = 0.05
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
 _RULES = {rule.code: rule for rule in ALL_RULES}
 _CELL_SCHEME = "vscode-notebook-cell"
@@ -198,7 +198,7 @@ class TorchDeviceServer(LanguageServer):
         if target is None:
             return
         loop = asyncio.get_running_loop()
-        checked = await loop.run_in_executor(self.checker, lambda: self.engine.lint(target.source, target.path, target.is_notebook))
+        checked = await loop.run_in_executor(self.checker, lambda: self.engine.lint(target.source, target.path, target.is_notebook, uri))
         if self.target_of(uri, notebook) != target:
             return
         self._log_problems(uri, checked)
@@ -237,6 +237,7 @@ class TorchDeviceServer(LanguageServer):
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
 
     def forget(self, uri: str) -> None:
+        self.engine.closed(uri)
         self.published.pop(uri, None)
         self.logged.pop(uri, None)
         pending = self.pending.pop(uri, None)
