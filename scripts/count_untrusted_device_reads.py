@@ -152,10 +152,13 @@ def _binds(function: cst.FunctionDef, name: str) -> bool:
 
 def _passed_a_tensor(module: cst.Module, function: cst.FunctionDef, name: str, imports: ImportTable) -> bool:
     """A call of ``function`` in the file passes a tensor (a ``torch.*`` result, or a name
-    assigned one) where ``name`` is: ``make_data(torch.zeros(...))``."""
-    if name not in _parameters(function):
+    assigned one) where ``name`` is: ``make_data(torch.zeros(...))``, or, for a method,
+    ``self.add_loss(loss, ...)`` with ``loss = torch.tensor(0).cuda()`` (``self`` not passed)."""
+    parameters = _parameters(function)
+    if name not in parameters:
         return False
-    index = _parameters(function).index(name)
+    index = parameters.index(name)
+    is_method = bool(parameters) and parameters[0] in ("self", "cls")
     tensors = {
         target.target.value
         for node in walk(module)
@@ -164,12 +167,20 @@ def _passed_a_tensor(module: cst.Module, function: cst.FunctionDef, name: str, i
         if isinstance(target.target, cst.Name)
     }
     for node in walk(module):
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == function.name.value:
-            positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
-            keyword = [arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == name]
-            passed = keyword or positional[index : index + 1]
-            if any(_tensor_expression(v, imports) or (isinstance(v, cst.Name) and v.value in tensors) for v in passed):
-                return True
+        if not isinstance(node, cst.Call):
+            continue
+        callee = dotted_name(node.func)
+        if is_method and callee in (f"self.{function.name.value}", f"cls.{function.name.value}"):
+            skipped = 1
+        elif not is_method and callee == function.name.value:
+            skipped = 0
+        else:
+            continue
+        positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+        keyword = [arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == name]
+        passed = keyword or positional[index - skipped : index - skipped + 1]
+        if any(_tensor_expression(v, imports) or (isinstance(v, cst.Name) and v.value in tensors) for v in passed):
+            return True
     return False
 
 

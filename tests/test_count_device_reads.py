@@ -54,3 +54,32 @@ def test_a_graph_is_never_read_as_device(tmp_path):
     out = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path)], capture_output=True, text=True, check=True).stdout
     assert ".device reads the fixes add: 1" in out  # param.get_device() kept as param.device
     assert "not known to be a tensor: 0" in out
+
+
+#: diffusers' llm_grounded_diffusion.py shape: a method gets ``loss`` from its one caller,
+#: ``self.add_loss(loss, ...)``, which made it a device tensor; the binder seeds the parameter
+#: from that call and reads ``loss.device``, and the judge follows the method call too.
+METHOD_CALLER = (
+    "import math\nimport torch\n\n\nclass Pipe:\n    def add_loss(self, loss, attn_map, count):\n"
+    "        b, i, j = attn_map.shape\n        side = int(math.sqrt(i))\n        for index in range(count):\n"
+    "            mask = torch.zeros(size=(side, side), device='cuda')\n"
+    "            loss += (attn_map * mask.view(1, -1)).sum()\n        return loss\n\n"
+    "    def compute(self, saved):\n        loss = torch.tensor(0).float().cuda()\n"
+    "        return self.add_loss(loss, saved, 2)\n"
+)
+
+
+def test_the_judge_follows_a_method_call_on_self(tmp_path):
+    (tmp_path / "method_caller.py").write_text(METHOD_CALLER)
+    out = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path)], capture_output=True, text=True, check=True).stdout
+    assert ".device reads the fixes add: 1" in out  # device=loss.device
+    assert "not known to be a tensor: 0" in out
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import count_untrusted_device_reads as script
+    finally:
+        sys.path.pop(0)
+    # The same method called with a number where ``loss`` is: no evidence of a tensor.
+    assert not script.known_tensor(METHOD_CALLER.replace("self.add_loss(loss,", "self.add_loss(0.0,"), 10, "loss")
+    # A bare call of the method's name is some other function, not this method.
+    assert not script.known_tensor(METHOD_CALLER.replace("self.add_loss(loss,", "add_loss(loss,"), 10, "loss")
