@@ -88,3 +88,24 @@ def test_forward_inputs_reach_helpers_on_the_device():
     analysis = FileAnalysis(cst.parse_module(MODULE_FILE))
     helper = next(f for f in analysis.flow.scopes if isinstance(f, cst.FunctionDef) and f.name.value == "helper")
     assert analysis.flow.scopes[helper].env["h"].place is Place.DEVICE
+
+
+@pytest.mark.parametrize(
+    "source, elsewhere",
+    [
+        # CPU on one path, on the device on the other: both facts kept.
+        ("import torch\nx = torch.ones(3) if c else torch.ones(3, device='cuda')\nx\n", Place.DEVICE),
+        # On the caller's device on the other path (an argument).
+        ("import torch\ndef f(m: torch.Tensor):\n    m = torch.ones(3) if m is None else m\n    m\n", Place.UNKNOWN),
+        # Carried through arithmetic and reshaping.
+        ("import torch\nx = torch.ones(3) if c else torch.ones(3, device='cuda')\ny = (x * 2).expand(3)\ny\n", Place.DEVICE),
+        # Moved on the other path: the factory does not reach the device.
+        ("import torch\nx = torch.ones(3)\nif c:\n    x = x.cuda()\nx\n", None),
+        # Two CPU factories: the CPU on both paths.
+        ("import torch\nx = torch.ones(3) if c else torch.zeros(3)\nx\n", None),
+        # `.cpu()` pins it.
+        ("import torch\nx = torch.ones(3) if c else torch.ones(3, device='cuda')\ny = x.cpu()\ny\n", None),
+    ],
+)
+def test_a_factory_reached_on_one_path_remembers_the_device_of_the_others(source, elsewhere):
+    assert value_of_last_use(source, source.rsplit("\n", 2)[-2].strip()).elsewhere is elsewhere

@@ -184,7 +184,8 @@ class FileAnalysis:
     def _computed_from(self, expression: cst.BaseExpression, names: dict[str, str]) -> bool:
         if not _read_names(expression) & names.keys():
             return False
-        if self.flow.values.get(expression, UNKNOWN).origins:
+        value = self.flow.values.get(expression, UNKNOWN)
+        if value.origins and value.elsewhere is None:
             return False  # made by a factory of this function, wherever it was moved
         for node in walk(expression):
             if not isinstance(node, cst.Call):

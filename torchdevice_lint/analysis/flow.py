@@ -747,7 +747,7 @@ class FlowAnalysis:
             result = combine([value for _, value in tensor_values])
             if _reduces_to_zero_dim(node, qualified):
                 return Value(Kind.TENSOR, result.place)  # 0-dim: may meet any device
-            return Value(Kind.TENSOR, result.place, result.origins)
+            return replace(result, kind=Kind.TENSOR)
         if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1].endswith("_like") and argument_values:
             first = argument_values[0][1]
             return Value(Kind.TENSOR, first.place, first.origins)
@@ -955,14 +955,32 @@ class FlowAnalysis:
             )
             self.meetings[site] = [Meeting(site, origin, partner) for origin in origins]
             return
+        # A participant that is a CPU factory here and on a device on another path: the
+        # factories of the others meet that device there. Not those of a participant that is
+        # path-dependent too: both may come from the same branch (``if bounds is None:`` two
+        # factories, else two slices of ``bounds``).
+        always_cpu = {origin for _, value in participants if value.elsewhere is None for origin in value.origins}
+        met_elsewhere = [
+            (value.elsewhere, Meeting(site, origin, expr.value if isinstance(expr, cst.Name) else None))
+            for expr, value in participants
+            if value.elsewhere is not None
+            for origin in origins
+            if origin in always_cpu and origin not in value.origins
+        ]
+        on_device = [meeting for place, meeting in met_elsewhere if place is Place.DEVICE]
+        if on_device and self.touches_device:
+            self.meetings[site] = on_device
+            return
         unplaced = [
-            name
+            Meeting(site, origin, name)
             for expr, value in participants
             if value.kind is Kind.TENSOR and value.place is Place.UNKNOWN
             for name in self._unplaced_tensor_names(expr)
+            for origin in origins
         ]
+        unplaced += [meeting for place, meeting in met_elsewhere if place is Place.UNKNOWN and meeting.partner]
         if unplaced:
-            self.unplaced_meetings[site] = [Meeting(site, origin, name) for origin in origins for name in unplaced]
+            self.unplaced_meetings[site] = unplaced
 
     def _unplaced_tensor_names(self, expression: cst.CSTNode) -> list[str]:
         """The names in ``expression`` (itself, or those inside it, outermost first) bound to a

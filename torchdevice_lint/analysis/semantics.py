@@ -10,7 +10,7 @@ import libcst as cst
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.devices import looks_like_device_name, parse_device
 from torchdevice_lint.analysis.tree import keyword_argument, positional_arguments, string_value
-from torchdevice_lint.analysis.values import UNKNOWN, Kind, Place, Value
+from torchdevice_lint.analysis.values import UNKNOWN, Kind, Place, Value, nearest_device
 
 
 # ------------------------------------------------------------------ helpers
@@ -66,7 +66,12 @@ def combine(values: Sequence[Value]) -> Value:
     if not tensors:
         return UNKNOWN
     if all(place is Place.CPU for place in placed):
-        return Value(Kind.TENSOR, Place.CPU, frozenset().union(*(value.origins for value in tensors)))
+        return Value(
+            Kind.TENSOR,
+            Place.CPU,
+            frozenset().union(*(value.origins for value in tensors)),
+            elsewhere=nearest_device(value.elsewhere for value in tensors),
+        )
     return Value(Kind.TENSOR)
 
 

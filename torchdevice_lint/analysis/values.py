@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Iterable, Optional
 
 import libcst as cst
 
@@ -52,11 +52,18 @@ class Value:
     scalar_origins: frozenset[cst.Call] = frozenset()
     #: For a tensor moved to the device: the factories it came from (``torch.zeros(n).cuda()``).
     moved_from: frozenset[cst.Call] = frozenset()
+    #: For a CPU factory tensor that reaches here on one path: where the tensor is on another
+    #: path, when that is the device (``eye = torch.eye(n) if ref is None else torch.eye(n,
+    #: device=ref.device)``) or the caller's device (UNKNOWN: an argument, what is computed from
+    #: one). A factory that meets it meets that device on that path.
+    elsewhere: Optional[Place] = None
 
     def moved_to(self, place: Place) -> "Value":
         if place is Place.CPU:
-            return replace(self, place=place, elements=None)
-        return replace(self, place=place, origins=frozenset(), elements=None, moved_from=self.origins)
+            return replace(self, place=place, elements=None, elsewhere=None)
+        return replace(
+            self, place=place, origins=frozenset(), elements=None, moved_from=self.origins, elsewhere=None
+        )
 
     @property
     def is_cpu_factory_tensor(self) -> bool:
@@ -77,7 +84,12 @@ def merge(first: Value, second: Value) -> Value:
     # meets as a CPU tensor (``mask = torch.ones(n) if mask is None else mask``).
     origins = first.origins | second.origins
     if origins and not origins & (first.moved_from | second.moved_from):
-        return Value(Kind.TENSOR if Kind.UNKNOWN in (first.kind, second.kind) else kind, Place.CPU, origins)
+        return Value(
+            Kind.TENSOR if Kind.UNKNOWN in (first.kind, second.kind) else kind,
+            Place.CPU,
+            origins,
+            elsewhere=nearest_device((place_elsewhere(first), place_elsewhere(second))),
+        )
     place = first.place if first.place == second.place else Place.UNKNOWN
     type_name = first.type_name if first.type_name == second.type_name else None
     elements = None
@@ -94,5 +106,29 @@ def merge_call_sites(first: Value, second: Value) -> Value:
     """
     if first.origins or second.origins:
         kind = first.kind if first.kind == second.kind else Kind.UNKNOWN
-        return Value(kind, Place.CPU, first.origins | second.origins)
+        return Value(
+            kind,
+            Place.CPU,
+            first.origins | second.origins,
+            elsewhere=nearest_device((place_elsewhere(first), place_elsewhere(second))),
+        )
     return merge(first, second)
+
+
+def place_elsewhere(value: Value) -> Optional[Place]:
+    """The device, or the caller's device (UNKNOWN), that ``value`` has on this path or another."""
+    if value.elsewhere is not None:
+        return value.elsewhere
+    if value.place is Place.DEVICE and value.kind in (Kind.TENSOR, Kind.UNKNOWN):
+        return Place.DEVICE
+    if value.place is Place.UNKNOWN and value.kind is Kind.TENSOR and not value.origins:
+        return Place.UNKNOWN
+    return None
+
+
+def nearest_device(places: Iterable[Optional[Place]]) -> Optional[Place]:
+    """Of the places paths give, the device before the caller's device; None for none."""
+    found = set(places)
+    if Place.DEVICE in found:
+        return Place.DEVICE
+    return Place.UNKNOWN if Place.UNKNOWN in found else None
