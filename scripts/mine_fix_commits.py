@@ -172,10 +172,11 @@ _DEVICE_ROOT = re.compile(r"self\.\w+|\w+")
 def is_port(old: str, new: str, before_lines: list[str], old_number: int, changed: frozenset[int] = frozenset()) -> bool:
     """Whether a factory fix gave the factory a device the parent did not have at that line: a
     name the commit introduced (``def test_x(device)``), an attribute the file never set, a
-    literal device, or a tensor the same commit rebound (``preds = self.unwrap(preds)`` that
-    copied to the host became one that keeps the device; ``changed``: the parent's 1-based
-    lines the commit replaced). The parent then had no second device for the factory to meet:
-    the commit ports CPU code to the GPU (or pins it), it does not fix a mismatch.
+    literal device, a library's device call the file never made (``F.ctx()``), or a tensor the
+    same commit rebound (``preds = self.unwrap(preds)`` that copied to the host became one that
+    keeps the device; ``changed``: the parent's 1-based lines the commit replaced). The parent
+    then had no second device for the factory to meet: the commit ports CPU code to the GPU
+    (or pins it), it does not fix a mismatch.
     """
     added = [match.group(1).strip() for match in _ADDED_DEVICE.finditer(new)]
     added = [expression for expression in added if expression not in old]
@@ -188,6 +189,8 @@ def is_port(old: str, new: str, before_lines: list[str], old_number: int, change
     if root is None:
         return False
     name = root.group()
+    if _reads_a_new_library_device(name, expression, new, before_lines):
+        return True
     word = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
     binds = re.compile(rf"^\s*[\w\s,.*()\[\]]*(?<![\w.]){re.escape(name)}\b[\w\s,.*()\[\]]*=(?!=)")
     if any(binds.match(before_lines[number - 1]) for number in changed if number != old_number):
@@ -195,6 +198,16 @@ def is_port(old: str, new: str, before_lines: list[str], old_number: int, change
     if name.startswith("self."):
         return not any(word.search(line) for line in before_lines)
     return not any(word.search(line) for line in _visible_lines(before_lines, old_number))
+
+
+def _reads_a_new_library_device(root: str, expression: str, new: str, before_lines: list[str]) -> bool:
+    """``device=F.ctx()`` or ``torch.cuda.current_device()``: a device a library call gives,
+    which the parent file never asked for. Nothing in the parent was placed there."""
+    imported = re.compile(rf"^\s*(?:import|from)\b.*(?<![\w.]){re.escape(root)}\b")
+    if root != "torch" and not any(imported.match(line) for line in before_lines):
+        return False
+    call = f"{expression}("
+    return call in new and not any(call in line for line in before_lines)
 
 
 def _visible_lines(lines: list[str], number: int) -> list[str]:

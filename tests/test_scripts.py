@@ -132,6 +132,8 @@ def test_forward():
         (9, "        pos = torch.arange(n, device=self.device)", True),  # an attribute the file never set
         (9, '        pos = torch.arange(n, device="cpu")', True),  # pinned to a literal device
         (9, "        pos = torch.arange(n).to(x.device)", False),
+        (14, "    x = torch.randn(2, 3, device=torch.cuda.current_device())", True),  # a call the file never made
+        (9, "        pos = torch.arange(n, device=x.get_device())", False),  # the input's device, read by a call
     ],
 )
 def test_a_port_gives_a_factory_a_device_the_parent_did_not_have(line, new, port):
