@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence
 
 import libcst as cst
 
 from torchdevice_lint.analysis.binding import DeviceBinder, DeviceChoice, bound_before
-from torchdevice_lint.analysis.contract import runs_on_cpu
+from torchdevice_lint.analysis.contract import is_data_loading, runs_on_cpu
 from torchdevice_lint.analysis.flow import FlowAnalysis, Meeting, Scope
 from torchdevice_lint.analysis.guards import in_test_code
 from torchdevice_lint.analysis.imports import ImportTable
@@ -26,6 +26,17 @@ _UNFOLLOWED = cst.Integer("0")
 __all__ = [
     "FileAnalysis", "DeviceChoice", "Kind", "Place", "Value", "Meeting", "ProjectClass", "ProjectIndex", "Receiver",
 ]
+
+
+class CallerMeeting(NamedTuple):
+    """A factory meeting a tensor on the caller's device."""
+
+    #: The tensor it meets.
+    partner: str
+    #: The tensor whose device a fix gives the factory; None when none is in scope there.
+    source: Optional[str]
+    #: The method where they meet, when it is not the factory's own (state kept on ``self``).
+    method: Optional[cst.FunctionDef] = None
 
 
 class FileAnalysis:
@@ -108,27 +119,45 @@ class FileAnalysis:
 
     def caller_device_meeting(
         self, factory: cst.Call, ancestors: Sequence[cst.CSTNode], statement: Optional[cst.CSTNode]
-    ) -> Optional[tuple[str, str]]:
+    ) -> Optional[CallerMeeting]:
         """The device-agnostic contract: a factory meeting a tensor that came in from the caller
         (an argument, or what is computed from one) is on the caller's device, unless the code
         shows this place is the CPU. Returns the tensor met and the one whose device a fix
-        reads (bound before the factory), or None."""
+        reads (bound before the factory), or None.
+
+        A factory kept on ``self`` (``self.total = torch.zeros(n)`` in ``reset``) may meet the
+        caller's tensors in another method of the class (``self.total += preds.sum()`` in
+        ``update(preds)``); that method's arguments are not in scope for a fix."""
         meetings = self.unplaced_meetings_for_origin(factory)
         functions = [node for node in reversed(ancestors) if isinstance(node, cst.FunctionDef)]
         if not meetings or not functions or in_test_code(self.imports, ancestors) or runs_on_cpu(self.module, ancestors):
             return None
-        # Only the function's arguments and what is computed from them: a tensor from a helper
-        # of another file may be on the CPU by that helper's contract.
-        from_arguments = self.argument_derived_names(functions[0])
-        partner = next((m.partner for m in meetings if m.partner in from_arguments), None)
-        if partner is None:
-            return None
         if not self.flow.touches_device and functions[-1].name.value in self.flow.called_names:
             return None  # a file that names no device and runs this function itself: the host
-        # The fix reads the device of a tensor bound before the call: the partner, or else the
-        # argument it is computed from (`same = labels == ...` comes after `eye = torch.eye(n)`).
-        source = partner if self.bound_before(partner, statement, functions[0]) else from_arguments[partner]
-        return partner, source
+        here = functions[0]
+        # Only the function's arguments and what is computed from them: a tensor from a helper
+        # of another file may be on the CPU by that helper's contract.
+        from_arguments = self.argument_derived_names(here)
+        partner = next((m.partner for m in meetings if m.body in (None, here) and m.partner in from_arguments), None)
+        if partner is not None:
+            # The fix reads the device of a tensor bound before the call: the partner, or else the
+            # argument it is computed from (`same = labels == ...` comes after `eye = torch.eye(n)`).
+            source = partner if self.bound_before(partner, statement, here) else from_arguments[partner]
+            return CallerMeeting(partner, source)
+        return next(
+            (CallerMeeting(m.partner, None, m.body) for m in meetings if self._meets_kept_state(m, here)), None
+        )
+
+    def _meets_kept_state(self, meeting: Meeting, here: cst.FunctionDef) -> bool:
+        """The factory's tensor, kept on ``self``, meets an argument of another method of the
+        same class (not one that loads data on the CPU)."""
+        body = meeting.body
+        if body is None or body is here or body not in self.flow.scopes or here not in self.flow.scopes:
+            return False
+        owner = self.flow.scopes[here].owner_class
+        if owner is None or self.flow.scopes[body].owner_class is not owner or is_data_loading(body):
+            return False
+        return meeting.partner in self.argument_derived_names(body) and not _sets_attributes_by_name(body)
 
     def argument_derived_names(self, function: cst.FunctionDef) -> dict[str, str]:
         """The tensor parameters of ``function`` and the local names computed only from them,
@@ -209,6 +238,14 @@ class FileAnalysis:
 
     def scopes_of(self, functions: Sequence[cst.FunctionDef]) -> list[Scope]:
         return [self.flow.scopes[f] for f in functions if f in self.flow.scopes]
+
+
+def _sets_attributes_by_name(function: cst.FunctionDef) -> bool:
+    """``setattr(self, name, to_device(getattr(self, name), x))``: attributes the walk cannot follow."""
+    return any(
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "setattr"
+        for node in walk(function.body)
+    )
 
 
 def _read_names(expression: cst.CSTNode) -> set[str]:

@@ -19,10 +19,15 @@ _DATA_LOADING_FUNCTIONS = ("__getitem__", "__iter__", "__next__", "collate")
 _AVAILABILITY_WORDS = ("is_available", "cpu")
 
 
+def is_data_loading(function: cst.FunctionDef) -> bool:
+    """``__getitem__``, ``collate_fn``: functions that build batches on the CPU."""
+    return any(word in function.name.value for word in _DATA_LOADING_FUNCTIONS)
+
+
 def runs_on_cpu(module: cst.Module, ancestors: Sequence[cst.CSTNode]) -> bool:
     """Inside data loading (a Dataset, a collate function) or a branch of an availability test."""
     for node in ancestors:
-        if isinstance(node, cst.FunctionDef) and any(word in node.name.value for word in _DATA_LOADING_FUNCTIONS):
+        if isinstance(node, cst.FunctionDef) and is_data_loading(node):
             return True
         if isinstance(node, cst.ClassDef) and any(
             (dotted_name(base.value) or "").endswith("Dataset") for base in node.bases

@@ -90,6 +90,8 @@ class FlowAnalysis:
         #: Inside ``with pytest.raises(...)``: a mismatch there is provoked on purpose.
         self._expecting_errors = False
         self._loop_depth = 0
+        #: The function being walked (None: the module body), where the meetings found happen.
+        self._body: Optional[cst.FunctionDef] = None
         #: What each function of the file returns, merged over its return statements.
         self.returns: dict[cst.FunctionDef, Value] = {}
         #: What each generator of the file yields, merged over its yield expressions.
@@ -132,6 +134,7 @@ class FlowAnalysis:
             self._reseeded.clear()
             self._awaiting.clear()
             if rewalk_module:
+                self._body = None
                 self._walk_block(self.module.body, module_scope)
             for function in pending:
                 self._walk_function(function, function_parents)
@@ -217,6 +220,7 @@ class FlowAnalysis:
         parent_scope = self.scopes.get(parent_function) if parent_function else self.scopes[self.module]
         owner = self.classes.get(klass.name.value) if klass is not None else None
         scope = Scope(function, parent_scope, owner)
+        self._body = function
         self.returns.pop(function, None)
         self.yields.pop(function, None)
         declared = self._annotation_value(function.returns)
@@ -953,7 +957,7 @@ class FlowAnalysis:
                 (expr.value for expr, value in device_side if isinstance(expr, cst.Name) and value.kind is Kind.TENSOR),
                 None,
             )
-            self.meetings[site] = [Meeting(site, origin, partner) for origin in origins]
+            self.meetings[site] = [Meeting(site, origin, partner, self._body) for origin in origins]
             return
         # A participant that is a CPU factory here and on a device on another path: the
         # factories of the others meet that device there. Not those of a participant that is
@@ -961,7 +965,7 @@ class FlowAnalysis:
         # factories, else two slices of ``bounds``).
         always_cpu = {origin for _, value in participants if value.elsewhere is None for origin in value.origins}
         met_elsewhere = [
-            (value.elsewhere, Meeting(site, origin, expr.value if isinstance(expr, cst.Name) else None))
+            (value.elsewhere, Meeting(site, origin, expr.value if isinstance(expr, cst.Name) else None, self._body))
             for expr, value in participants
             if value.elsewhere is not None
             for origin in origins
@@ -972,7 +976,7 @@ class FlowAnalysis:
             self.meetings[site] = on_device
             return
         unplaced = [
-            Meeting(site, origin, name)
+            Meeting(site, origin, name, self._body)
             for expr, value in participants
             if value.kind is Kind.TENSOR and value.place is Place.UNKNOWN
             for name in self._unplaced_tensor_names(expr)

@@ -20,6 +20,9 @@ class Meeting:
     origin: cst.Call
     #: A name holding a device tensor it meets, usable as ``partner.device`` in a fix.
     partner: Optional[str]
+    #: The function where they meet (None: the module body); not the factory's own when the
+    #: tensor is kept on ``self`` and met in another method.
+    body: Optional[cst.FunctionDef] = None
 
 
 @dataclass

@@ -14,7 +14,11 @@ class FactoryWithoutDevice(Rule):
     Flags a tensor factory (`torch.zeros`, `torch.arange`, `torch.tensor`, `torch.randn`, ...)
     called without `device=` whose result meets a tensor that lives on the device: an input of
     `forward`, a parameter, buffer or submodule, a tensor moved with `.to(device)` or
-    `.cuda()`, or the output of a model that was moved.
+    `.cuda()`, or the output of a model that was moved. Tensors that come in from the caller
+    (the arguments of a function, what is computed from them) live on the caller's device; so
+    does a name that holds a CPU factory on one path and such a tensor on another, passed to a
+    helper. A tensor kept on `self` (`self.total = torch.zeros(n)` in `reset`) is flagged when
+    another method of the class meets the caller's tensors with it (`update(preds)`).
 
     ## Why is this bad?
     Factories create tensors on the CPU. The code works on a CPU-only machine and fails on a
@@ -55,6 +59,10 @@ class FactoryWithoutDevice(Rule):
     caller_message = (
         "`{factory}()` creates a CPU tensor that meets `{partner}`, which lives on the caller's device;"
         " pass `device={source}.device`"
+    )
+    kept_state_message = (
+        "`{factory}()` creates a CPU tensor, kept on `self`, that meets `{partner}` in `{method}()`,"
+        " which lives on the caller's device; create it on that device"
     )
     needles = ("torch",)
 
@@ -155,6 +163,10 @@ class FactoryWithoutDevice(Rule):
         Invalid(
             "import torch\nx = torch.randn(3).cuda()\ny = x + torch.randn(3)\n",
         ),
+        Invalid(
+            "import torch\n\nclass Counts:\n    def __init__(self, n: int):\n        self.counts = torch.zeros(n)\n\n"
+            "    def update(self, labels: torch.Tensor):\n        self.counts += torch.bincount(labels, minlength=len(self.counts))\n",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -178,9 +190,13 @@ class FactoryWithoutDevice(Rule):
         met = self.analysis.caller_device_meeting(node, self.context.ancestors, self.context.statement())
         if met is None:
             return
-        partner, source = met
         factory = self.analysis.qualified_name(node.func) or "torch.tensor"
-        replacement = factory_on_device(node, factory, f"{source}.device")
-        message = self.caller_message.format(factory=factory, partner=partner, source=source)
+        if met.source is None:
+            # Kept on ``self`` and met in another method: no tensor of that call is in scope here.
+            method = met.method.name.value if met.method is not None else "another method"
+            self.report(node, self.kept_state_message.format(factory=factory, partner=met.partner, method=method))
+            return
+        replacement = factory_on_device(node, factory, f"{met.source}.device")
+        message = self.caller_message.format(factory=factory, partner=met.partner, source=met.source)
         # Unsafe: the callers are not seen, and one may rely on the tensor staying on the CPU.
         self.report(node, message, Fix(Safety.UNSAFE, ((node, replacement),)))
