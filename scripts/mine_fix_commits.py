@@ -65,6 +65,22 @@ def _adds_device_to_factory(old: str, new: str) -> bool:
     )
 
 
+def _already_placed(lines: list[str], number: int) -> bool:
+    """The factory call starting on the 1-based line ``number`` already has its device, on a
+    later line: inside its own parentheses (``torch.arange(`` and then ``n, device=d)``) or
+    chained to a move on the line after the call (``.to(device)``)."""
+    line = lines[number - 1]
+    factory = _FACTORY_CALL.search(line)
+    text = line[factory.start():] if factory else line
+    depth, index = text.count("(") - text.count(")"), number
+    while depth > 0 and index < len(lines):
+        text += lines[index]
+        depth += lines[index].count("(") - lines[index].count(")")
+        index += 1
+    following = lines[index].lstrip() if index < len(lines) else ""
+    return bool(_GIVEN_DEVICE.search(text)) or following.startswith((".to(", ".cuda(", ".type_as("))
+
+
 def _assigns_bare_conversion(old: str, new: str) -> bool:
     """The bare statement kept, its result now assigned (difflib also pairs unrelated lines)."""
     bare = _BARE_TO.match(old)
@@ -85,6 +101,8 @@ FIX_SHAPES = {
     "TDL008": _copies_to_host_before_numpy,
     "TDL013": _adds_device_to_factory,
 }
+#: The rules whose fixes give a factory a device.
+FACTORY_RULES = ("TDL003", "TDL013")
 
 
 @dataclass
@@ -281,12 +299,14 @@ def mine(repo: str, linter: Linter, rules: tuple[str, ...], args: argparse.Names
                     continue
                 for old, new, new_number in pairs:
                     if shape(old, new):
+                        old_number = next(n for n in sorted(changed) if old_lines[n - 1] == old)
+                        if rule in FACTORY_RULES and _already_placed(old_lines, old_number):
+                            continue  # the device was on the next line: a style change
                         # Caught: reported on the line the commit fixed, and silent on its fixed form.
                         hit = any(
                             f.code == rule and old_lines[f.line - 1] == old and f.line in changed
                             for f in found_before
                         ) and not any(f.code == rule and f.line == new_number for f in found_after)
-                        old_number = next(n for n in sorted(changed) if old_lines[n - 1] == old)
                         port = is_port(old, new, old_lines, old_number, frozenset(changed))
                         for counts in (tally.shaped[rule], tally.by_repo[name, rule]):
                             counts[0] += 1

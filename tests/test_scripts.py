@@ -141,6 +141,20 @@ def test_a_port_gives_a_factory_a_device_the_parent_did_not_have(line, new, port
     assert load("mine_fix_commits").is_port(lines[line - 1], new, lines, line) is port
 
 
+def test_a_factory_placed_on_a_later_line_is_no_site():
+    script = load("mine_fix_commits")
+    lines = [
+        "tokens = (", "    torch.zeros(n)", "    .to(device)", "    .long()", ")",
+        "index = torch.arange(", "    n, device=d", ").unsqueeze(1)",
+        "x = torch.cat([torch.zeros(n),", "    torch.ones(n, device=d)])",
+        "y = torch.zeros(n)",
+    ]
+    assert script._already_placed(lines, 2)  # chained to a move
+    assert script._already_placed(lines, 6)  # device= inside its own parentheses
+    assert not script._already_placed(lines, 9)  # another call's device
+    assert not script._already_placed(lines, 11)
+
+
 def test_a_fix_whose_commit_rebound_the_tensor_it_reads_is_a_port():
     lines = PARENT.splitlines()
     # the same commit changed line 8, ``n = x.size(1)``, and line 7's signature: neither binds x
