@@ -850,7 +850,7 @@ class FlowAnalysis:
             target = positional[0] if positional else None
         if target is None:
             return receiver
-        if self.imports.qualified_name(target) in torch_api.DTYPES:
+        if self.imports.qualified_name(target) in torch_api.DTYPES or _names_a_dtype(target):
             return receiver
         target_value = self.values.get(target, UNKNOWN)
         if target_value.kind is Kind.TENSOR:
@@ -1011,6 +1011,12 @@ def _reduces_to_zero_dim(call: cst.Call, qualified: str) -> bool:
         and len(positional_arguments(call)) == 1
         and keyword_argument(call, "dim") is None
     )
+
+
+def _names_a_dtype(node: cst.BaseExpression) -> bool:
+    """``x.dtype``, ``dtype``, ``self.compute_dtype``: a conversion to a dtype, not a move."""
+    name = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""
+    return name == "dtype" or name.endswith("_dtype")
 
 
 def _is_static(function: cst.FunctionDef) -> bool:
