@@ -283,7 +283,7 @@ def _binding_reaches(scope_node: cst.CSTNode, name: str, site: cst.CSTNode) -> b
     for node in walk(scope_node):
         for child in iter_child_nodes(node):
             parents[child] = node
-        if any(isinstance(target, cst.Name) and target.value == name for target in _bound_targets(node)):
+        if any(isinstance(target, cst.Name) and target.value == name for target in bound_targets(node)):
             bindings.append(node)
     around_site = {site, *_ancestors(site, parents)}
     for binding in bindings:
@@ -300,13 +300,15 @@ def _binding_reaches(scope_node: cst.CSTNode, name: str, site: cst.CSTNode) -> b
     return False
 
 
-def _bound_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
-    """What ``node`` binds, tuples unpacked: ``a, b = ...``, ``for a in``, ``with ... as a``."""
+def bound_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """What ``node`` binds, tuples unpacked: ``a, b = ...``, ``for a in``, ``with ... as a``, ``(a := ...)``."""
     targets = assignment_targets(node)
     if isinstance(node, (cst.For, cst.CompFor)):
         targets = [node.target]
     elif isinstance(node, cst.AsName):
         targets = [node.name]
+    elif isinstance(node, cst.NamedExpr):
+        targets = [node.target]
     unpacked: list[cst.BaseExpression] = []
     while targets:
         target = targets.pop()

@@ -42,11 +42,10 @@ def in_code_named_for_cuda(ancestors: Sequence[cst.CSTNode]) -> bool:
 
 
 def under_device_check(module: cst.Module, ancestors: Sequence[cst.CSTNode]) -> bool:
-    """In a conditional expression, a block under a device test, or after an early exit."""
+    """In a conditional expression or a block under a device test (``x.cuda() if use_gpu else x``;
+    not ``d if isinstance(d, torch.Tensor) else torch.tensor(d).cuda()``), or after an early exit."""
     for ancestor in ancestors:
-        if isinstance(ancestor, cst.IfExp):
-            return True
-        if isinstance(ancestor, (cst.If, cst.While)) and mentions_device(module, ancestor.test):
+        if isinstance(ancestor, (cst.If, cst.While, cst.IfExp)) and mentions_device(module, ancestor.test):
             return True
     return _after_early_exit(module, ancestors)
 

@@ -69,6 +69,7 @@ class CudaCall(Rule):
     valid = (
         "model = Net().to(device)",
         "x = x.to(device, non_blocking=True)",
+        "batch = {k: v.to(device) if v is not None else None for k, v in batch.items()}",
         "available = torch.cuda.is_available()",
         "model = model.cpu()",
         "x = x.to(torch.device('cpu'))",
@@ -139,6 +140,11 @@ class CudaCall(Rule):
             "def fused(weight, bias, y):\n    w = weight.cuda(bias.device)\n    return y.cuda(bias.get_device()) + w\n",
             "def fused(weight, bias, y):\n    w = weight.to(bias.device)\n    return y.to(bias.device) + w\n",
             count=2,
+        ),
+        Invalid(  # a conditional that tests no device is no CUDA guard (NeMo's CLIP data step)
+            "import torch\n\ndef step(batch):\n    return {k: v.cuda(non_blocking=True) if v is not None else None for k, v in batch.items()}\n",
+            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            "def step(batch):\n    return {k: v.to(device, non_blocking=True) if v is not None else None for k, v in batch.items()}\n",
         ),
         Invalid(
             "class Sampler:\n    def cuda(self):\n        return self\n\nsampler = Sampler()\nsampler.cuda()\n",

@@ -5,13 +5,16 @@ from typing import Optional
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.binding import bound_targets
 from torchdevice_lint.analysis.tree import string_value, walk
+from torchdevice_lint.analysis.values import Kind
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import append_argument, argument, expression
 
-#: Methods of a tensor whose result is a size: ``x.size()``, ``x.size(0)``, ``x.numel()``, ``x.dim()``.
-_SIZE_METHODS = frozenset({"size", "numel", "dim"})
+#: Methods whose result is a size: ``x.size()``, ``x.size(0)``, ``x.numel()``, ``x.dim()``, and
+#: ``x.item()``, a Python number, which the constructors take as a size as ``torch.empty`` does.
+_SIZE_METHODS = frozenset({"size", "numel", "dim", "item"})
 
 
 class LegacyConstructor(Rule):
@@ -48,7 +51,8 @@ class LegacyConstructor(Rule):
     ## Fix safety
     With a list or tuple literal as its only argument the call becomes
     `torch.tensor(data, dtype=...)`; when every argument is a size (an int literal, `x.size(n)`,
-    `x.shape[n]`, `x.size()`, `len(x)`, or any two or more arguments, which the constructor only accepts
+    `x.shape[n]`, `x.size()`, `len(x)`, `x.item()`, the `shape` of a known tensor, a name bound
+    once to one of those, or any two or more arguments, which the constructor only accepts
     as sizes) it becomes `torch.empty(*sizes, dtype=...)`; no arguments give
     `torch.empty(0, dtype=...)`. A `torch.cuda.*Tensor` also gets `device=` with the device in
     scope (or a new module-level `device`); CPU types stay on the CPU. `torch.Tensor` keeps the
@@ -82,6 +86,11 @@ class LegacyConstructor(Rule):
         "from tensorflow import Tensor\nx = Tensor([1, 2])\n",
         "import torch\ntorch.set_default_dtype(torch.float64)\n",
         "import torch\nFloatTensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor\nprint(FloatTensor)\n",
+        "import torch\n\ndef get_mask(lengths):\n    max_len = torch.max(lengths).item()\n"
+        "    return torch.arange(0, max_len, out=torch.empty(max_len, dtype=torch.int64, device=lengths.device))\n",
+        "import torch\nmask = torch.empty(matrix.shape, dtype=torch.int32, device=device).fill_(1)\n",
+        "import torch\nids = torch.tensor(token_ids, dtype=torch.int64)\n",
+        "import torch\nbuffer = lengths.new_empty(n)\n",
     )
     invalid = (
         Invalid(  # a long table of whole numbers: the dtype is shorter than ".0" on each
@@ -111,6 +120,25 @@ class LegacyConstructor(Rule):
             count=3,
         ),
         Invalid("import torch\nids = torch.LongTensor(token_ids)\n"),
+        Invalid(  # Tacotron 2's padding mask: a size from .item(), the buffer given as out=
+            "import torch\n\ndef get_mask(lengths):\n    max_len = torch.max(lengths).item()\n"
+            "    ids = torch.arange(0, max_len, out=torch.cuda.LongTensor(max_len))\n    return ids < lengths.unsqueeze(1)\n",
+            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            "def get_mask(lengths):\n    max_len = torch.max(lengths).item()\n"
+            "    ids = torch.arange(0, max_len, out=torch.empty(max_len, dtype=torch.int64, device=device))\n"
+            "    return ids < lengths.unsqueeze(1)\n",
+        ),
+        Invalid(  # a known tensor's shape is a torch.Size: sizes
+            "import torch\n\ndef mask_like(matrix: torch.Tensor, m):\n"
+            "    return torch.cuda.IntTensor(matrix.shape).fill_(1).view(-1, m)\n",
+            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            "def mask_like(matrix: torch.Tensor, m):\n"
+            "    return torch.empty(matrix.shape, dtype=torch.int32, device=device).fill_(1).view(-1, m)\n",
+        ),
+        Invalid(  # a name bound twice, or to data, may hold data: no fix
+            "import torch\n\ndef f(rows):\n    n = len(rows)\n    n = rows\n    return torch.LongTensor(n)\n"
+        ),
+        Invalid("import torch\n\ndef f(array):\n    return torch.FloatTensor(array.shape)\n"),  # a NumPy shape is data
         Invalid(
             "import torch\nbuffer = torch.cuda.ByteTensor()\n",
             "import torch\n\n"
@@ -184,19 +212,42 @@ class LegacyConstructor(Rule):
         call = append_argument(call, argument(expression(device.expression), "device"))
         return self.device_fix([(node, call)], device, Safety.SAFE)
 
-    def _is_size(self, node: cst.BaseExpression) -> bool:
-        """An int literal, ``x.size(n)``, ``x.size()``, ``x.shape[n]``, ``len(x)``, or arithmetic of those."""
+    def _is_size(self, node: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> bool:
+        """An int literal, ``x.size(n)``, ``x.size()``, ``x.shape[n]``, ``len(x)``, ``x.item()``,
+        the ``shape`` of a known tensor (a ``torch.Size``; a NumPy array's is a tuple, which the
+        constructor would take as data), arithmetic of those, or a name the enclosing function
+        (or the module) binds once, to one of those: ``n = torch.max(lengths).item()``."""
         if isinstance(node, cst.Integer):
             return True
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
             return node.func.value in ("len", "int")
         if isinstance(node, cst.BinaryOperation):
-            return self._is_size(node.left) and self._is_size(node.right)
+            return self._is_size(node.left, seen) and self._is_size(node.right, seen)
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             return node.func.attr.value in _SIZE_METHODS
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute):
             return node.value.attr.value == "shape"
+        if isinstance(node, cst.Attribute) and node.attr.value == "shape":
+            return self.analysis.value_of(node.value).kind is Kind.TENSOR
+        if isinstance(node, cst.Name) and node.value not in seen:
+            value = self._only_binding(node.value)
+            return value is not None and self._is_size(value, seen | {node.value})
         return False
+
+    def _only_binding(self, name: str) -> Optional[cst.BaseExpression]:
+        """What ``name = ...`` assigns, when that is the one binding of ``name`` in the
+        innermost enclosing function (or the module) and the name is no parameter there."""
+        functions = self.context.enclosing_functions()
+        scope: cst.CSTNode = functions[0].body if functions else self.analysis.module
+        if functions and name in {p.name.value for p in walk(functions[0].params) if isinstance(p, cst.Param)}:
+            return None
+        values: list[Optional[cst.BaseExpression]] = []
+        for node in walk(scope):
+            if isinstance(node, (cst.Global, cst.Nonlocal)) and name in {n.name.value for n in node.names}:
+                return None
+            if any(isinstance(target, cst.Name) and target.value == name for target in bound_targets(node)):
+                values.append(node.value if isinstance(node, cst.Assign) and len(node.targets) == 1 else None)
+        return values[0] if len(values) == 1 else None
 
     def _is_called(self, name: str) -> bool:
         return any(
