@@ -12,6 +12,8 @@ import re
 import signal
 import stat
 import tempfile
+import threading
+import time
 
 import libcst as cst
 import pytest
@@ -261,6 +263,50 @@ def test_ctrl_c_during_a_write_waits_until_the_file_is_whole(tmp_path, monkeypat
         write_atomically(str(path), b"new\n")
     assert path.read_bytes() == b"new\n"
     assert os.listdir(tmp_path) == ["m.py"]
+
+
+def test_ctrl_c_that_reaches_another_thread_also_waits_until_the_file_is_whole(tmp_path, monkeypatch):
+    # The kernel hands a process's signal to any thread that does not block it (the CLI's guard
+    # threads, a test runner's I/O thread); Python then raises it on the main thread at once.
+    path = tmp_path / "m.py"
+    path.write_bytes(b"old\n")
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    real_mkstemp = tempfile.mkstemp
+
+    def interrupted_mkstemp(*args, **kwargs):
+        made = real_mkstemp(*args, **kwargs)
+        signal.pthread_kill(other.ident, signal.SIGINT)
+        time.sleep(0.05)  # the main thread runs the handler between two instructions
+        return made
+
+    monkeypatch.setattr(runner.tempfile, "mkstemp", interrupted_mkstemp)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            write_atomically(str(path), b"new\n")
+    finally:
+        stop.set()
+        other.join()
+    assert path.read_bytes() == b"new\n"
+    assert os.listdir(tmp_path) == ["m.py"]
+
+
+def test_ctrl_c_during_a_write_counts_the_file_it_lets_finish(fixable, capsys, monkeypatch):
+    real_replace = os.replace
+    calls = []
+
+    def replace_then_ctrl_c(source, target):
+        real_replace(source, target)
+        calls.append(target)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(runner.os, "replace", replace_then_ctrl_c)
+    assert main(["--quiet", "--isolated", "-j", "1", "--fix", str(fixable)]) == 130
+    assert capsys.readouterr().err == "interrupted: 2 files written, 1 untouched\n"
+    old, new = b"import torch\nmodel = Net().cuda()\n", fixed_text()
+    assert [(fixable / name).read_bytes() for name in ("a.py", "b.py", "c.py")] == [new, new, old]
 
 
 def test_a_write_that_fails_midway_leaves_the_old_file(tmp_path, monkeypatch):

@@ -29,7 +29,7 @@ from torchdevice_lint.parallel import default_jobs, map_as_completed, map_in_ord
 from torchdevice_lint.parsing import collect_young_objects_less_often
 from torchdevice_lint.progress import Progress, Summary, bar_wanted
 from torchdevice_lint.rules import ALL_RULES
-from torchdevice_lint.runner import WORKER_GRACE_SECONDS, FileJob, FileResult, write_atomically
+from torchdevice_lint.runner import WORKER_GRACE_SECONDS, FileJob, FileResult, interrupts_deferred, write_atomically
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -280,17 +280,18 @@ class Run:
             return
         if args.fix:
             assert result.fixed is not None  # fix mode sets it for every file without an error
-            if path == STDIN:
-                sys.stdout.buffer.write(result.fixed)
-            elif result.changed:
-                try:
-                    write_atomically(path, result.fixed, expected=result.original)
-                except OSError as error:
-                    self.report_error(shown, f"cannot write: {describe(error)}")
-                    return
-            if result.changed:
-                self.summary.changed_files += 1
-                self.summary.fixed += result.applied
+            with interrupts_deferred():  # a file is counted as written exactly when it is
+                if path == STDIN:
+                    sys.stdout.buffer.write(result.fixed)
+                elif result.changed:
+                    try:
+                        write_atomically(path, result.fixed, expected=result.original)
+                    except OSError as error:
+                        self.report_error(shown, f"cannot write: {describe(error)}")
+                        return
+                if result.changed:
+                    self.summary.changed_files += 1
+                    self.summary.fixed += result.applied
         entries = entries_for(shown, result)
         for entry in entries:
             self.summary.findings += 1

@@ -224,7 +224,7 @@ def write_atomically(path: str, data: bytes, expected: Optional[bytes] = None) -
             if handle.read() != expected:
                 raise OSError(0, "file changed since it was read; run again")
     folder = os.path.dirname(target)
-    with _interrupts_deferred():
+    with interrupts_deferred():
         descriptor, temporary = tempfile.mkstemp(prefix=TEMPORARY_PREFIX, suffix=TEMPORARY_SUFFIX, dir=folder)
         try:
             with os.fdopen(descriptor, "wb") as handle:
@@ -244,16 +244,34 @@ def write_atomically(path: str, data: bytes, expected: Optional[bytes] = None) -
             raise
 
 
+#: Set while a block defers interrupts: a nested block leaves the deferring to the outer one.
+_DEFERRING = False
+
+
 @contextmanager
-def _interrupts_deferred() -> Iterator[None]:
-    """Ctrl-C (and SIGTERM) wait until the file is written: one that arrived between creating the
-    temporary file and the ``try`` that removes it left the temporary behind (seen once in
-    test_stress). The signal stays pending and is raised when the write is done."""
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+def interrupts_deferred() -> Iterator[None]:
+    """Ctrl-C (and SIGTERM) wait until the block is done, then are raised: a file is written whole,
+    and counted once it is (one that arrived between creating the temporary file and the ``try``
+    that removes it left the temporary behind, seen once in test_stress).
+
+    The handlers are swapped for ones that only record the signal: Python runs its handlers on
+    the main thread whichever thread the signal reaches, whereas a signal mask holds it for the
+    main thread alone and lets any other thread of the process take it."""
+    global _DEFERRING
+    if _DEFERRING or threading.current_thread() is not threading.main_thread():
         yield  # only the main thread runs Python's signal handlers
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    arrived: list[int] = []
+    previous = {}
+    for number in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(number) is not None:  # None: a handler installed outside Python, left alone
+            previous[number] = signal.signal(number, lambda number, frame: arrived.append(number))
+    _DEFERRING = True
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        _DEFERRING = False
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for waiting in dict.fromkeys(arrived):
+            signal.raise_signal(waiting)
