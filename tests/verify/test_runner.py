@@ -213,6 +213,15 @@ def test_a_program_that_kills_the_server_fails_alone_and_a_new_server_takes_over
     assert first.ok and first.outputs == second.outputs
 
 
+def test_a_program_computes_on_one_thread_unless_the_user_sets_a_count(tmp_path, monkeypatch):
+    """One program per core side by side: a thread pool in each would oversubscribe the cores."""
+    program = write_program(tmp_path / "threads.py", "return torch.get_num_threads()\n")
+    run = run_program(Case("threads", program, None), "original", "cpu", timeout=60)
+    assert run.ok and run.outputs == 1, run.details
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert runner._server_environment()["OMP_NUM_THREADS"] == "3"
+
+
 def test_raising_program_is_reported_with_its_error(tmp_path):
     program = write_program(tmp_path / "boom.py", "raise ValueError('boom')\n")
     run = run_program(Case("boom", program, None), "original", "simulated", timeout=60)

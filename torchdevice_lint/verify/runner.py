@@ -261,6 +261,9 @@ def _server_environment() -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS
     env.setdefault("PYTHONHASHSEED", "0")
+    # The programs run side by side, one per core: each on one thread. A thread pool per program
+    # oversubscribes the cores, and its idle threads spin: 7x the CPU of the fixtures' programs.
+    env.setdefault("OMP_NUM_THREADS", "1")
     return env
 
 
