@@ -73,9 +73,9 @@ class Config:
     def settings_for(self, path: str) -> Settings:
         """The engine settings for one file: `settings` with the codes its patterns ignore
         (which win even over a longer prefix in ``select``), and its project's isort
-        ``lines-after-imports`` (so that the device line a fix inserts keeps the file clean)."""
+        ``lines-after-imports`` and line length (so that what a fix writes keeps the file clean)."""
         folder = os.path.dirname(os.path.abspath(path))
-        return self.base.for_file(self.ignored_codes_for(path), isort_lines_after_imports(folder))
+        return self.base.for_file(self.ignored_codes_for(path), isort_lines_after_imports(folder), project_line_length(folder))
 
     def ignored_codes_for(self, path: str) -> tuple[str, ...]:
         if not self.per_file_ignores:
@@ -168,6 +168,66 @@ def _lines_after_imports_in(directory: Path) -> tuple[bool, Optional[int]]:
                 value = parser.get(section, "lines_after_imports", fallback=None)
                 return True, int(value) if value is not None and value.lstrip("-").isdigit() else None
     return False, None
+
+
+#: Black formats at 88 characters unless told otherwise; a ``[tool.black]`` table alone means 88.
+BLACK_DEFAULT_LINE_LENGTH = 88
+
+
+@functools.lru_cache(maxsize=None)
+def project_line_length(folder: str) -> Optional[int]:
+    """The line length of the nearest folder above ``folder`` whose configuration states one: the
+    smallest of Ruff's ``line-length`` and ``lint.pycodestyle.max-line-length``, Black's
+    ``line-length`` (88 for a ``[tool.black]`` table without one) and flake8's or pycodestyle's
+    ``max-line-length`` (pyproject.toml, ruff.toml, .ruff.toml, setup.cfg, tox.ini, .flake8):
+    a line within it passes every checker and no formatter rewraps it. None where no
+    configuration states one: a file with no stated limit keeps its lines as the fix writes them."""
+    here = Path(folder)
+    for directory in (here, *here.parents):
+        lengths = _line_lengths_in(directory)
+        if lengths:
+            return min(lengths)
+    return None
+
+
+def _line_lengths_in(directory: Path) -> list[int]:
+    """Every line length the configuration files of ``directory`` state."""
+    lengths: list[Any] = []
+    for name in ("pyproject.toml", "ruff.toml", ".ruff.toml"):
+        try:
+            document = tomllib.loads((directory / name).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        tool = document.get("tool", {}) if name == "pyproject.toml" else {"ruff": document}
+        if not isinstance(tool, dict):
+            continue
+        ruff, black, flake8 = (tool.get(key) for key in ("ruff", "black", "flake8"))
+        if isinstance(ruff, dict):
+            lengths.append(ruff.get("line-length"))
+            pycodestyle = _table_at(ruff, "lint", "pycodestyle") or _table_at(ruff, "pycodestyle")
+            lengths.append(pycodestyle.get("max-line-length") if pycodestyle else None)
+        if isinstance(black, dict):
+            lengths.append(black.get("line-length", black.get("line_length", BLACK_DEFAULT_LINE_LENGTH)))
+        if isinstance(flake8, dict):
+            lengths.append(flake8.get("max-line-length", flake8.get("max_line_length")))
+    for name in ("setup.cfg", "tox.ini", ".flake8"):
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(directory / name, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            continue
+        for section in ("flake8", "pycodestyle"):
+            for key in ("max-line-length", "max_line_length"):
+                value = parser.get(section, key, fallback=None) if parser.has_section(section) else None
+                lengths.append(int(value) if value is not None and value.strip().isdigit() else None)
+    return [length for length in lengths if isinstance(length, int) and not isinstance(length, bool) and length > 0]
+
+
+def _table_at(table: dict, *keys: str) -> Optional[dict]:
+    found: Any = table
+    for key in keys:
+        found = found.get(key) if isinstance(found, dict) else None
+    return found if isinstance(found, dict) else None
 
 
 def find_config(start: Optional[str] = None) -> Optional[Path]:

@@ -22,6 +22,7 @@ from torchdevice_lint.reparse import Layout, Reparser
 from torchdevice_lint.round_trip import keep_what_libcst_drops
 from torchdevice_lint.rule import Rule, RuleContext
 from torchdevice_lint.settings import Settings
+from torchdevice_lint.wrapping import wrap_lengthened_lines
 
 #: Fixing repeats until nothing changes; overlapping fixes need one round each.
 MAX_FIX_ROUNDS = 8
@@ -108,6 +109,7 @@ class Linter:
             module, text = self._apply(module, chosen, context.analysis.binder), None
             applied += len(chosen)
         if applied:
+            module = self._wrapped(original, module, isinstance(source, bytes))
             reports = self._run_rules(module, None, project, path).reports
         remaining = self._findings(module, reports)
         if not applied:  # nothing to write: hand back the very input
@@ -192,6 +194,14 @@ class Linter:
                 )
             )
         return findings
+
+    def _wrapped(self, original: cst.Module, fixed: cst.Module, as_bytes: bool) -> cst.Module:
+        """``fixed`` with the lines its fixes pushed past the project's line length laid out
+        over several lines (`torchdevice_lint.wrapping`)."""
+        code = wrap_lengthened_lines(original.code, fixed.code, self.settings.line_length, fixed.default_indent)
+        if code == fixed.code:
+            return fixed
+        return parse(code.encode(fixed.encoding) if as_bytes else code)
 
     def _apply(self, module: cst.Module, reports: list[Report], binder: DeviceBinder) -> cst.Module:
         """The module with the reports' fixes; ``binder`` comes from the analysis that made them."""

@@ -37,13 +37,18 @@ class Settings:
     #: Blank lines the file's own isort/ruff configuration puts after imports (its
     #: ``lines-after-imports``), which the inserted device line follows; None: read the file.
     lines_after_imports: Optional[int] = None
+    #: The project's line length (its Ruff, Black or flake8 configuration): a line a fix makes
+    #: longer than this is laid out over several lines, as the formatter would; None: left long.
+    line_length: Optional[int] = None
 
-    def for_file(self, ignored: tuple[str, ...], lines_after_imports: Optional[int] = None) -> Settings:
+    def for_file(
+        self, ignored: tuple[str, ...], lines_after_imports: Optional[int] = None, line_length: Optional[int] = None
+    ) -> Settings:
         """These settings for a file whose ``per-file-ignores`` patterns turn off ``ignored``
-        and whose isort configuration asks for ``lines_after_imports``."""
-        if not ignored and lines_after_imports == self.lines_after_imports:
+        and whose project configures ``lines_after_imports`` and ``line_length``."""
+        if not ignored and (lines_after_imports, line_length) == (self.lines_after_imports, self.line_length):
             return self
-        return replace(self, file_ignores=ignored, lines_after_imports=lines_after_imports)
+        return replace(self, file_ignores=ignored, lines_after_imports=lines_after_imports, line_length=line_length)
 
     def enabled_rules(self) -> list[type[Rule]]:
         return [rule for rule in ALL_RULES if self.is_enabled(rule)]

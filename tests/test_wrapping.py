@@ -1,0 +1,243 @@
+"""A fix never pushes a line past the project's line length: the line is laid out as the
+formatter lays it out (torchdevice_lint/wrapping.py), and the limit comes from the project's
+Ruff, Black or flake8 configuration (config.project_line_length)."""
+
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from torchdevice_lint import fix_source
+from torchdevice_lint.cli import main
+from torchdevice_lint.config import project_line_length
+from torchdevice_lint.settings import Settings
+
+RUFF = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
+
+
+def fixed(source: str, line_length: int = 88) -> str:
+    return fix_source(textwrap.dedent(source), settings=Settings(line_length=line_length))
+
+
+def formats_unchanged(source: str, line_length: int, tmp_path: Path) -> bool:
+    """Ruff's formatter (Black's style) leaves ``source`` as it is at ``line_length``."""
+    path = tmp_path / "formatted.py"
+    path.write_text(source)
+    command = [RUFF, "format", "--isolated", "--no-cache", "--check", "--line-length", str(line_length), str(path)]
+    return subprocess.run(command, capture_output=True).returncode == 0
+
+
+# The lines before each case are formatted at 88 and fit; the fix makes one of them too long.
+CASES = [
+    pytest.param(
+        """\
+        import torch
+
+
+        def sample(model, x, t, noise, conditioning):
+            if True:
+                out = model(
+                    x, timesteps=torch.Tensor((t,)).to(noise.device), context=conditioning
+                )
+            return out
+        """,
+        """\
+        import torch
+
+
+        def sample(model, x, t, noise, conditioning):
+            if True:
+                out = model(
+                    x,
+                    timesteps=torch.tensor((t,), dtype=torch.get_default_dtype()).to(
+                        noise.device
+                    ),
+                    context=conditioning,
+                )
+            return out
+        """,
+        id="arguments-of-an-exploded-call-one-per-line",
+    ),
+    pytest.param(
+        """\
+        import torch
+
+
+        def gelu(x):
+            return 0.5 * x * (1.0 + torch.tanh(torch.Tensor([2.0 / math.pi]).to(x.device)))
+        """,
+        """\
+        import torch
+
+
+        def gelu(x):
+            return (
+                0.5
+                * x
+                * (
+                    1.0
+                    + torch.tanh(
+                        torch.tensor([2.0 / math.pi], dtype=torch.get_default_dtype()).to(
+                            x.device
+                        )
+                    )
+                )
+            )
+        """,
+        id="operators-in-parentheses",
+    ),
+    pytest.param(
+        """\
+        import torch
+
+        CASES = [
+            torch.Tensor([1 / 3]).unsqueeze(0).unsqueeze(0),  # window 3, polyorder 1
+        ]
+        """,
+        """\
+        import torch
+
+        CASES = [
+            torch.tensor([1 / 3], dtype=torch.get_default_dtype())
+            .unsqueeze(0)
+            .unsqueeze(0),  # window 3, polyorder 1
+        ]
+        """,
+        id="method-chain-keeps-its-comment",
+    ),
+    pytest.param(
+        """\
+        import torch
+
+
+        def make(batch, hidden_features, layers):
+            state = torch.FloatTensor(batch, hidden_features, layers, 2 * layers + 1)
+            return state
+        """,
+        """\
+        import torch
+
+
+        def make(batch, hidden_features, layers):
+            state = torch.empty(
+                batch, hidden_features, layers, 2 * layers + 1, dtype=torch.float32
+            )
+            return state
+        """,
+        id="statement-split-at-its-last-bracket",
+    ),
+    pytest.param(
+        """\
+        import torch
+
+
+        def place(inputs, weights, height_in_pixels, width_px):
+            return torch.ones(len(inputs), len(weights), height_in_pixels, width_px, 3).cuda()
+        """,
+        """\
+        import torch
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+        def place(inputs, weights, height_in_pixels, width_px):
+            return torch.ones(len(inputs), len(weights), height_in_pixels, width_px, 3).to(
+                device
+            )
+        """,
+        id="moved-result-split-at-the-move",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), CASES)
+def test_a_line_the_fix_makes_too_long_is_laid_out_as_the_formatter_does(source, expected, tmp_path):
+    source, expected = textwrap.dedent(source), textwrap.dedent(expected)
+    assert formats_unchanged(source, 88, tmp_path)
+    result = fixed(source)
+    assert result == expected
+    assert formats_unchanged(result, 88, tmp_path)
+    assert all(len(line) <= 88 for line in result.splitlines())
+    assert fixed(result) == result
+
+
+def test_without_a_configured_line_length_lines_are_left_long():
+    source = CASES[0].values[0]
+    result = fix_source(textwrap.dedent(source))
+    assert "timesteps=torch.tensor((t,), dtype=torch.get_default_dtype()).to(noise.device), context=conditioning" in result
+
+
+def test_a_line_already_too_long_is_not_rewrapped():
+    """The project tolerates that line (a noqa, an URL, a table): the fix leaves its layout alone."""
+    source = "import torch\n\nTABLE = torch.Tensor([[0.5, 1.5], [2.5, 3.5]]).to(x)  # " + "c" * 80 + "\n"
+    result = fixed(source, 60)
+    assert result == source.replace("torch.Tensor(", "torch.tensor(")
+
+
+def test_untouched_lines_keep_their_bytes_and_layout():
+    """Only the lengthened line changes; a long line elsewhere and odd spacing stay as written."""
+    source = (
+        "import torch\n"
+        "LONG = 'this line is longer than the limit and no fix touches it at all'\n"
+        "x  =  f( 1 )\n"
+        "y = torch.LongTensor([1, 2, 3, 4]).view(1, 4).to(x)\n"
+    )
+    result = fixed(source, 55)
+    assert result.splitlines()[:3] == source.splitlines()[:3]
+    assert result.splitlines()[3:] == [
+        "y = (", "    torch.tensor([1, 2, 3, 4], dtype=torch.int64)", "    .view(1, 4)", "    .to(x)", ")"
+    ]
+
+
+def test_a_layout_that_cannot_fit_is_not_written():
+    """A name longer than the limit cannot be split: the fixed line stays one line."""
+    source = "import torch\nx = torch.Tensor([0.5]).to(" + "n" * 70 + ")\n"
+    assert fixed(source, 60) == source.replace("Tensor", "tensor")
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"pyproject.toml": "[tool.ruff]\nline-length = 119\n"}, 119),
+        ({"pyproject.toml": "[tool.ruff]\nline-length = 133\n[tool.black]\nline-length = 120\n"}, 120),
+        ({"pyproject.toml": "[tool.black]\ntarget-version = ['py39']\n"}, 88),
+        ({"pyproject.toml": "[tool.ruff.lint.pycodestyle]\nmax-line-length = 100\n"}, 100),
+        ({"ruff.toml": "line-length = 99\n"}, 99),
+        ({"setup.cfg": "[flake8]\nmax-line-length = 120\n"}, 120),
+        ({"tox.ini": "[flake8]\nmax_line_length = 110\n"}, 110),
+        ({".flake8": "[flake8]\nmax-line-length = 100\n"}, 100),
+        ({"setup.cfg": "[pycodestyle]\nmax-line-length = 90\n", "pyproject.toml": "[tool.isort]\nline_length = 120\n"}, 90),
+        ({"pyproject.toml": "[tool.isort]\nline_length = 120\n", "setup.cfg": "[metadata]\nname = x\n"}, None),
+    ],
+    ids=["ruff", "smallest-of-ruff-and-black", "black-default", "pycodestyle", "ruff-toml", "setup-cfg", "tox-ini",
+         "dot-flake8", "pycodestyle-section", "isort-only"],
+)
+def test_project_line_length_is_read_from_the_projects_config(tmp_path, files, expected):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    folder = tmp_path / "pkg" / "sub"
+    folder.mkdir(parents=True)
+    assert project_line_length(str(folder)) == expected
+
+
+def test_the_nearest_configured_folder_wins(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 120\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "setup.cfg").write_text("[flake8]\nmax-line-length = 79\n")
+    assert project_line_length(str(tmp_path / "sub")) == 79
+    assert project_line_length(str(tmp_path)) == 120
+
+
+def test_fix_command_wraps_at_the_projects_line_length(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 60\n")
+    module = tmp_path / "model.py"
+    module.write_text("import torch\n\n\ndef f(x):\n    return g(x, scale=torch.FloatTensor([0.5, 0.25]).to(x))\n")
+    main(["-q", "--fix", "--no-cache", str(module)])
+    assert module.read_text() == (
+        "import torch\n\n\ndef f(x):\n    return g(\n        x,\n        scale=torch.tensor(\n"
+        "            [0.5, 0.25], dtype=torch.float32\n        ).to(x),\n    )\n"
+    )
+    assert formats_unchanged(module.read_text(), 60, tmp_path)
