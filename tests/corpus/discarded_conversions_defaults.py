@@ -137,3 +137,22 @@ class TestFunctions:
         f.to(device=self.device)  # ok: TDL004 an item of self.<list> is what self.functions[0] is
         row = x[0]
         row.to(self.device)  # expect: TDL004
+
+
+def encode_image(image_encoder, image, device, num_images, model, helper):
+    # diffusers' Kandinsky prior: a model's output, repeated, then "moved" without assigning.
+    image_emb = image_encoder(image)["image_embeds"]
+    image_emb = image_emb.repeat_interleave(num_images, dim=0)
+    image_emb.to(device=device)  # expect: TDL004
+    as_float = image_emb.float()
+    as_float = as_float.float()
+    as_float.to(device)  # expect: TDL004  a conversion of a tensor is a tensor, however often
+    squeezed = helper(image).squeeze(0)
+    squeezed.to(device)  # expect: TDL004  squeeze gives a tensor (or an array, which has no .to)
+    copied = helper(image).clone()
+    copied.to(device)  # ok: TDL004  a container's clone (PyG Data) converts in place
+    frozen = model.requires_grad_(False)
+    frozen.to(device)  # ok: TDL004  a module's requires_grad_ returns the module
+    half_model = model.float()
+    half_model.to(device)  # ok: TDL004  a module converted is the module
+    return image_emb, as_float, squeezed, copied

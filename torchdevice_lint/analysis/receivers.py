@@ -76,6 +76,10 @@ OBJECT_MAKERS = frozenset(
     {"from_pretrained", "from_config", "load", "load_model", "deepcopy", "copy", "instantiate", "hub"}
 )
 
+#: Tensor methods that containers converted in place also have, returning themselves or a copy of
+#: their kind (PyG ``data.clone()``, ``data.contiguous()``; ``model.requires_grad_()``).
+CONTAINER_RETURNING_METHODS = frozenset({"clone", "contiguous", "requires_grad_"})
+
 #: Mappings of settings and built objects: ``hparams["encoder"]`` is a module, not a tensor.
 SETTINGS_NAMES = frozenset({"hparams", "params", "hp", "opts", "opt", "config", "cfg", "args", "modules", "models"})
 
@@ -112,6 +116,8 @@ class ReceiverJudge:
     def __init__(self, analysis) -> None:
         self.analysis = analysis
         self._bindings: dict[cst.CSTNode, dict[str, list[tuple[Binding, Optional[cst.CSTNode]]]]] = {}
+        #: Names whose bindings are being judged, with their scope: a binding may read the name again.
+        self._judging: set[tuple[str, Optional[int]]] = set()
         libraries = self._imported_libraries()
         self._container_names = frozenset().union(
             *(names for library, names in CONTAINER_LIBRARIES.items() if library in libraries)
@@ -155,7 +161,7 @@ class ReceiverJudge:
                 return Receiver.IN_PLACE  # ``hparams["encoder"]``: modules built from a configuration
             return Receiver.LIKELY_TENSOR  # ``batch[0]``, ``inputs["ids"]``
         if isinstance(receiver, cst.Call):
-            return self._judge_made(receiver)
+            return self._judge_made(receiver, functions)
         return Receiver.UNKNOWN
 
     def _known_kind(self, node: cst.BaseExpression) -> Optional[Receiver]:
@@ -175,13 +181,22 @@ class ReceiverJudge:
         bindings = self.bindings_of(name, functions)
         if not bindings:
             return Receiver.UNKNOWN
-        verdicts = {self._judge_binding(kind, node) for kind, node in bindings}
+        judging = (name, id(functions[0]) if functions else None)
+        if judging in self._judging:
+            # ``x = x.float()`` asks what ``x`` is again: the answer that changes no verdict
+            # (the other bindings of ``x`` decide).
+            return Receiver.TENSOR
+        self._judging.add(judging)
+        try:
+            verdicts = {self._judge_binding(kind, node, functions) for kind, node in bindings}
+        finally:
+            self._judging.discard(judging)
         for verdict in (Receiver.IN_PLACE, Receiver.UNKNOWN, Receiver.LIKELY_TENSOR):
             if verdict in verdicts:
                 return verdict
         return Receiver.TENSOR
 
-    def _judge_binding(self, kind: Binding, node: Optional[cst.CSTNode]) -> Receiver:
+    def _judge_binding(self, kind: Binding, node: Optional[cst.CSTNode], functions: Sequence[cst.FunctionDef]) -> Receiver:
         if kind is Binding.PARAMETER:
             assert isinstance(node, cst.Param)
             return Receiver.LIKELY_TENSOR if node.annotation is None else Receiver.UNKNOWN
@@ -189,7 +204,7 @@ class ReceiverJudge:
             # ``images, labels = batch`` (or ``= next(iter(loader))``) unpacks tensors; what
             # an unknown helper returns (``model, optimizer = setup(cfg)``) may be anything.
             if isinstance(node, cst.Call) and dotted_name(node.func) != "next":
-                return Receiver.LIKELY_TENSOR if self._judge_made(node) is Receiver.LIKELY_TENSOR else Receiver.UNKNOWN
+                return Receiver.LIKELY_TENSOR if self._judge_made(node, functions) is Receiver.LIKELY_TENSOR else Receiver.UNKNOWN
             return Receiver.LIKELY_TENSOR
         if kind is Binding.LOOP_ITEM:
             # ``for images, labels in loader`` unpacks tensors; a whole item may be a container,
@@ -200,23 +215,35 @@ class ReceiverJudge:
             return Receiver.LIKELY_TENSOR if unpacked and _yields_batches(node.iter) else Receiver.UNKNOWN
         if kind is Binding.ASSIGNED and isinstance(node, cst.BaseExpression):
             if isinstance(node, cst.Call):
-                return self._judge_made(node)
+                return self._judge_made(node, functions)
             known = self._known_kind(node) or self._placed(node)
             if known is not None:
                 return known
             if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)):
                 return Receiver.LIKELY_TENSOR
             if isinstance(node, (cst.Attribute, cst.Subscript)):
-                return self.judge(node, ())  # ``f = self.functions[0]`` is what ``self.functions[0]`` is
+                return self.judge(node, functions)  # ``f = self.functions[0]`` is what ``self.functions[0]`` is
         return Receiver.UNKNOWN
 
-    def _judge_made(self, call: cst.Call) -> Receiver:
+    def _judge_made(self, call: cst.Call, functions: Sequence[cst.FunctionDef]) -> Receiver:
         """What a call returns: a model's output is a tensor, a constructor makes an object."""
         known = self._known_kind(call)
         if known is not None:
             return known
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value in torch_api.CONVERSION_METHODS:
-            return self.judge(call.func.value, ())  # ``x.float()`` is what ``x`` is
+        if isinstance(call.func, cst.Attribute):
+            method = call.func.attr.value
+            if method in torch_api.CONVERSION_METHODS:
+                return self.judge(call.func.value, functions)  # ``x.float()`` is what ``x`` is
+            if method in torch_api.TENSOR_ONLY_METHODS:
+                return Receiver.LIKELY_TENSOR  # ``emb.repeat_interleave(n, dim=0)``: only tensors have it
+            if method in torch_api.TENSOR_RETURNING_METHODS:
+                # ``out.squeeze(0)``, ``helper(x).mean(0)``: what else has these and converts
+                # in place? Only containers that copy or reorder themselves as such.
+                receiver = self.judge(call.func.value, functions)
+                if receiver in (Receiver.TENSOR, Receiver.LIKELY_TENSOR) or (
+                    receiver is Receiver.UNKNOWN and method not in CONTAINER_RETURNING_METHODS
+                ):
+                    return Receiver.LIKELY_TENSOR
         if self.analysis.qualified_name(call.func) in DGL_GRAPH_MAKERS:
             return Receiver.GRAPH
         callee = dotted_name(call.func)

@@ -336,6 +336,7 @@ TENSOR_ONLY_METHODS = frozenset(
         "masked_select",
         "index_select",
         "data_ptr",
+        "repeat_interleave",
     }
 )
 

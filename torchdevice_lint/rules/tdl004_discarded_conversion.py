@@ -161,6 +161,18 @@ class DiscardedConversion(Rule):
             "import torch\nweights = torch.ones(3)\n\ndef move(device):\n    weights.to(device)\n",
         ),
         Invalid("import torch\nbatch = [torch.zeros(2)]\nrows = torch.stack(batch)\nrows.cpu()\nrows[0].cpu()\n", count=2),
+        # What tensor methods make of a model's output, or of anything: tensors (diffusers' Kandinsky prior).
+        Invalid(
+            "import torch\n\ndef embed(image_encoder, image, device, n):\n"
+            "    image_emb = image_encoder(image)['image_embeds']\n"
+            "    image_emb = image_emb.repeat_interleave(n, dim=0)\n    image_emb.to(device=device)\n"
+            "    pooled = helper(image).mean(0)\n    pooled.cuda()\n    return image_emb, pooled\n",
+            "import torch\n\ndef embed(image_encoder, image, device, n):\n"
+            "    image_emb = image_encoder(image)['image_embeds']\n"
+            "    image_emb = image_emb.repeat_interleave(n, dim=0)\n    image_emb = image_emb.to(device=device)\n"
+            "    pooled = helper(image).mean(0)\n    pooled = pooled.cuda()\n    return image_emb, pooled\n",
+            count=2,
+        ),
     )
 
     def visit_Expr(self, node: cst.Expr) -> None:
