@@ -34,8 +34,9 @@ class CudaLiteral(Rule):
     `"cuda" if torch.cuda.is_available() else "cpu"` runs everywhere and still uses the GPU
     when there is one. Comparisons (`x.device.type == "cuda"`) and `autocast(device_type=...)`
     are not devices and are never flagged, nor is a `torch.device` only used as a dictionary
-    key, an index or in a comparison. Triton launchers and `bitsandbytes` paths are CUDA-only
-    by construction and left alone.
+    key, an index or in a comparison. Triton launchers, `bitsandbytes` paths and the
+    accelerator given to CPU offloading (`enable_model_cpu_offload(device="cuda")`, which
+    refuses a CPU device) are CUDA-only by construction and left alone.
 
     ## Example
     ```python
@@ -83,6 +84,8 @@ class CudaLiteral(Rule):
         'def test_keys():\n    d0 = torch.device("cuda:0")\n    table = {d0: 1, torch.device("cuda:1"): 2}\n'
         "    assert table[d0] == 1",
         'import triton\n\ndef launch(x):\n    out = torch.empty(x.shape, device="cuda")\n    _kernel[(1,)](x, out)\n    return out',
+        "from ..testing_utils import torch_device\n\ndef test_offload_id(sd):\n"
+        '    sd.enable_model_cpu_offload(gpu_id=5, device="cuda")\n    assert sd._offload_gpu_id == 5',
     )
     invalid = (
         Invalid(
@@ -288,11 +291,15 @@ class CudaLiteral(Rule):
         )
 
     def _inside_cuda_api(self) -> bool:
-        """Arguments of ``torch.cuda.*`` calls, which only exist on CUDA anyway."""
+        """Arguments of ``torch.cuda.*`` calls, which only exist on CUDA anyway, and of CPU
+        offloading (``pipe.enable_model_cpu_offload(device="cuda")``): its device is the
+        accelerator modules are moved to from the CPU, and diffusers refuses a CPU one, so the
+        portable fallback would break the call."""
         for ancestor in reversed(self.context.ancestors):
             if isinstance(ancestor, cst.Call):
                 name = self.analysis.qualified_name(ancestor.func) or ""
-                if name.startswith("torch.cuda."):
+                called = ancestor.func.attr.value if isinstance(ancestor.func, cst.Attribute) else name
+                if name.startswith("torch.cuda.") or "cpu_offload" in called:
                     return True
         return False
 
