@@ -109,3 +109,11 @@ def test_forward_inputs_reach_helpers_on_the_device():
 )
 def test_a_factory_reached_on_one_path_remembers_the_device_of_the_others(source, elsewhere):
     assert value_of_last_use(source, source.rsplit("\n", 2)[-2].strip()).elsewhere is elsewhere
+
+
+def test_a_device_parameter_defaulting_to_none_stays_so_after_a_branch():
+    source = (
+        "import torch\ndef f(x: torch.Tensor, device=None):\n"
+        "    if x.dim() > 1:\n        device = device\n    else:\n        device = device or x.device\n    device\n"
+    )
+    assert value_of_last_use(source, "device").defaults_to_cpu

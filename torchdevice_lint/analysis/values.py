@@ -95,7 +95,10 @@ def merge(first: Value, second: Value) -> Value:
     elements = None
     if first.elements is not None and second.elements is not None and len(first.elements) == len(second.elements):
         elements = tuple(merge(a, b) for a, b in zip(first.elements, second.elements))
-    return Value(kind, place, frozenset(), type_name, elements)
+    # A device that is None on either path (``device=None``) may be the CPU after the merge.
+    return Value(
+        kind, place, type_name=type_name, elements=elements, defaults_to_cpu=first.defaults_to_cpu or second.defaults_to_cpu
+    )
 
 
 def merge_call_sites(first: Value, second: Value) -> Value:
