@@ -33,7 +33,8 @@ class DiscardedConversion(Rule):
     `self.<layer>`), a Hugging Face `BatchEncoding` (what a tokenizer returns), a PyTorch
     Geometric `Data`/`Batch` (`data`, `batch`, `graph` in files that import it), or an object
     of a class of the project with its own `to`. A DGL graph is flagged too: since DGL 0.5 its
-    `to()` returns a copy (`g`, `graph` in files that import `dgl`, what `dgl.graph()` makes). What an unknown call
+    `to()` returns a copy (`g`, `graph` in files that import `dgl`, what `dgl.graph()` makes), in
+    DGL's backend-agnostic code too, which never imports torch. What an unknown call
     returns (`thing = load(path)`) and a whole loader item (`for batch in loader`) are left
     alone. Tuple-unpacked batch elements (`for images, labels in loader`), arguments, model
     outputs and what tensor methods return are tensors. A conversion of a fresh tensor
@@ -73,7 +74,7 @@ class DiscardedConversion(Rule):
     code = "TDL004"
     name = "discarded-conversion"
     message = "`{receiver}.{method}()` returns a new {copy} and the result is discarded; assign it"
-    needles = ("torch",)
+    needles = ("torch", "dgl")
 
     valid = (
         "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.to(device)\n",
@@ -161,6 +162,13 @@ class DiscardedConversion(Rule):
             "import torch\nweights = torch.ones(3)\n\ndef move(device):\n    weights.to(device)\n",
         ),
         Invalid("import torch\nbatch = [torch.zeros(2)]\nrows = torch.stack(batch)\nrows.cpu()\nrows[0].cpu()\n", count=2),
+        # DGL's backend-agnostic tests never import torch; a DGL graph converts into a copy.
+        Invalid(
+            "import dgl\nimport backend as F\n\ndef test_to_device():\n    g = dgl.graph(([0], [1]))\n"
+            "    g.to(F.cuda())\n",
+            "import dgl\nimport backend as F\n\ndef test_to_device():\n    g = dgl.graph(([0], [1]))\n"
+            "    g = g.to(F.cuda())\n",
+        ),
         # What tensor methods make of a model's output, or of anything: tensors (diffusers' Kandinsky prior).
         Invalid(
             "import torch\n\ndef embed(image_encoder, image, device, n):\n"
