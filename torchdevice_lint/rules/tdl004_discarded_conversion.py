@@ -62,7 +62,8 @@ class DiscardedConversion(Rule):
     ## Fix safety
     The fix assigns the result back to the name or attribute it was called on
     (`x = x.to(device)`). It is safe for a variable of the function (or module) that the
-    analysis proves is a tensor. It is unsafe where the receiver was taken for a tensor by
+    analysis proves is a tensor, or that an enclosing `if isinstance(x, torch.Tensor):` or
+    `elif torch.is_tensor(x):` does. It is unsafe where the receiver was taken for a tensor by
     default (an argument, an unpacked batch element): an object whose own `to()` returns
     nothing would be replaced by `None`. It is unsafe for an attribute (`self.mean =
     self.mean.to(x.device)`), which changes what the object holds. There is no fix for an
@@ -132,6 +133,14 @@ class DiscardedConversion(Rule):
             "import torch\n\ndef training_step(model, batch, device):\n    features, target = batch\n"
             "    features = features.to(device)\n    target = target.to(device)\n    return model(features, target)\n",
             count=2,
+        ),
+        Invalid(  # neural_renderer's look_at: a tensor argument, proven one by torch.is_tensor
+            "import torch\n\ndef look_at(vertices, at=(0, 0, 0)):\n    device = vertices.device\n"
+            "    if isinstance(at, tuple):\n        at = torch.tensor(at, device=device)\n"
+            "    elif torch.is_tensor(at):\n        at.to(device)\n    return vertices - at\n",
+            "import torch\n\ndef look_at(vertices, at=(0, 0, 0)):\n    device = vertices.device\n"
+            "    if isinstance(at, tuple):\n        at = torch.tensor(at, device=device)\n"
+            "    elif torch.is_tensor(at):\n        at = at.to(device)\n    return vertices - at\n",
         ),
         Invalid(
             "import torch\n\ndef predict(model, x, device):\n    x.to(device)\n    out = model(x)\n"
@@ -207,7 +216,8 @@ class DiscardedConversion(Rule):
         self.report(call, message, self._fix(node, call, receiver, verdict, functions))
 
     def _isinstance_guard(self, receiver: cst.BaseExpression) -> Optional[Receiver]:
-        """What an enclosing ``if isinstance(x, torch.Tensor):`` (or ``nn.Module``) says."""
+        """What an enclosing ``if isinstance(x, torch.Tensor):`` (or ``nn.Module``), or
+        ``elif torch.is_tensor(x):``, says."""
         code = self.analysis.module.code_for_node
         ancestors = self.context.ancestors
         for index in range(len(ancestors) - 2, -1, -1):
@@ -215,6 +225,13 @@ class DiscardedConversion(Rule):
             if not (isinstance(guard, cst.If) and ancestors[index + 1] is guard.body):
                 continue
             test = guard.test
+            if (
+                isinstance(test, cst.Call)
+                and self.analysis.qualified_name(test.func) == "torch.is_tensor"
+                and len(test.args) == 1
+                and code(test.args[0].value) == code(receiver)
+            ):
+                return Receiver.TENSOR
             if not (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2):
                 continue
             if code(test.args[0].value) != code(receiver):
