@@ -93,7 +93,7 @@ class Outcome:
         return [
             line.rstrip("\n")
             for line in difflib.unified_diff(before.splitlines(True), after.splitlines(True), n=0)
-            if line[:1] in "+-" and not line.startswith(("+++", "---"))
+            if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()
         ]
 
 
