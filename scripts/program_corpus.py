@@ -115,7 +115,16 @@ def load_manifest(path: Path = MANIFEST) -> list[Program]:
 
 
 def missing_mirrors(programs: list[Program]) -> list[str]:
-    return sorted({p.repo for p in programs if not p.mirror.is_dir()})
+    """The repositories whose mirror is absent, or lacks a program's file at its commit."""
+    return sorted({p.repo for p in programs if not p.mirror.is_dir() or not _has_file(p)})
+
+
+def _has_file(program: Program) -> bool:
+    done = subprocess.run(
+        ["git", "--git-dir", str(program.mirror), "cat-file", "-e", f"{program.commit}:{program.path}"],
+        capture_output=True,
+    )
+    return done.returncode == 0
 
 
 # -- extraction ----------------------------------------------------------------------------
@@ -345,7 +354,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     programs = [p for p in load_manifest() if not options.names or p.name in options.names]
     absent = missing_mirrors(programs)
     if absent:
-        print(f"mirrors absent under {mirrors_root()}: {', '.join(absent)}", file=sys.stderr)
+        print(f"mirrors absent (or without the pinned commit) under {mirrors_root()}: {', '.join(absent)}", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="torchdevice-programs-") as scratch:
         workdir = options.keep or Path(scratch)

@@ -7,6 +7,7 @@ without those mirrors the corpus test is skipped, saying which are missing."""
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 
@@ -30,6 +31,15 @@ def test_the_corpus_is_large_and_varied_enough():
         assert len(program.commit) == 40
 
 
+def test_a_missing_mirror_or_commit_is_reported(tmp_path, monkeypatch):
+    monkeypatch.setenv(corpus.MIRRORS_ENV, str(tmp_path))
+    assert corpus.missing_mirrors(PROGRAMS[:1]) == [PROGRAMS[0].repo]
+    program = PROGRAMS[0]
+    mirror = tmp_path / program.repo.replace("/", "+") / "repo"
+    subprocess.run(["git", "init", "-q", "--bare", str(mirror)], check=True)
+    assert corpus.missing_mirrors([program]) == [program.repo]  # the mirror lacks the pinned commit
+
+
 def test_extraction_takes_the_named_definitions_and_their_imports_only():
     source = (
         "import os\nimport torch\nfrom scipy.io import wavfile\n\nSCALE = 2\n\n\n"
@@ -51,7 +61,10 @@ def outcomes(tmp_path_factory):
     pytest.importorskip("torch")
     absent = corpus.missing_mirrors(PROGRAMS)
     if absent:
-        pytest.skip(f"mirrors of {', '.join(absent)} absent under {corpus.mirrors_root()} (set {corpus.MIRRORS_ENV})")
+        pytest.skip(
+            f"mirrors of {', '.join(absent)} absent, or without the pinned commit, under {corpus.mirrors_root()}"
+            f" (set {corpus.MIRRORS_ENV})"
+        )
     return {o.program.name: o for o in corpus.run_corpus(PROGRAMS, tmp_path_factory.mktemp("programs"))}
 
 
