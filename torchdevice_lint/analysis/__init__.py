@@ -145,7 +145,12 @@ class FileAnalysis:
             source = partner if self.bound_before(partner, statement, here) else from_arguments[partner]
             return CallerMeeting(partner, source)
         return next(
-            (CallerMeeting(m.partner, None, m.body) for m in meetings if self._meets_kept_state(m, here)), None
+            (
+                CallerMeeting(m.partner, None, m.body)
+                for m in meetings
+                if m.partner is not None and self._meets_kept_state(m, here)
+            ),
+            None,
         )
 
     def _meets_kept_state(self, meeting: Meeting, here: cst.FunctionDef) -> bool:
