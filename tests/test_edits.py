@@ -3,6 +3,7 @@
 import libcst as cst
 import pytest
 
+from tests.test_wrapping import formats_unchanged
 from torchdevice_lint import fix_source
 from torchdevice_lint.rules._edits import append_argument, argument, expression
 
@@ -12,9 +13,9 @@ from torchdevice_lint.rules._edits import append_argument, argument, expression
     [
         ("f(a)", 'f(a, map_location="cpu")'),
         ("f(a,)", 'f(a, map_location="cpu",)'),
-        ("f(\n    a\n)", 'f(\n    a,\n    map_location="cpu"\n)'),
+        ("f(\n    a\n)", 'f(\n    a,\n    map_location="cpu",\n)'),
         ("f(\n    a,\n)", 'f(\n    a,\n    map_location="cpu",\n)'),
-        ("f(\n    [\n        1,\n    ]\n)", 'f(\n    [\n        1,\n    ],\n    map_location="cpu"\n)'),
+        ("f(\n    [\n        1,\n    ]\n)", 'f(\n    [\n        1,\n    ],\n    map_location="cpu",\n)'),
         ("f(a,\n  b)", 'f(a,\n  b,\n  map_location="cpu")'),
     ],
     ids=["one-line", "trailing-comma", "one-per-line", "one-per-line-trailing-comma", "exploded-list", "hanging"],
@@ -26,12 +27,13 @@ def test_appended_argument_follows_the_calls_layout(call, expected):
     assert module.code_for_node(appended) == expected
 
 
-def test_no_trailing_whitespace_after_a_fix_on_an_exploded_call():
+def test_no_trailing_whitespace_after_a_fix_on_an_exploded_call(tmp_path):
     """MONAI's tests: torch.Tensor( [ ...rows... ] ) got '],' with a trailing space (ruff W291)."""
     source = "import torch\n\nKERNEL = torch.Tensor(\n    [\n        [a, b],\n        [c, d],\n    ]\n)\n"
     fixed = fix_source(source)
     assert fixed == (
         "import torch\n\nKERNEL = torch.tensor(\n    [\n        [a, b],\n        [c, d],\n    ],\n"
-        "    dtype=torch.get_default_dtype()\n)\n"
+        "    dtype=torch.get_default_dtype(),\n)\n"
     )
     assert all(line == line.rstrip() for line in fixed.splitlines())
+    assert formats_unchanged(fixed, 88, tmp_path)  # the trailing comma Black and Ruff write one per line

@@ -36,14 +36,21 @@ def without_trailing_comma(args: Sequence[cst.Arg]) -> list[cst.Arg]:
 def append_argument(call: cst.Call, new: cst.Arg) -> cst.Call:
     """``call`` with ``new`` added last, keeping a trailing comma and the line break before
     ``)``; in a call laid out one argument per line, ``new`` gets its own line at the
-    arguments' indentation (never ``],`` plus trailing spaces and ``dtype=...)`` under it)."""
+    arguments' indentation (never ``],`` plus trailing spaces and ``dtype=...)`` under it),
+    and a trailing comma where ``)`` has a line of its own, as Black and Ruff write arguments
+    one per line."""
     args = list(call.args)
     if not args:
         return call.with_changes(args=[new])
     last = args[-1]
     separator = _argument_separator(call)
     args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=separator), whitespace_after_arg=_NO_SPACE)
-    args.append(new.with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg))
+    comma = last.comma
+    if isinstance(separator, cst.ParenthesizedWhitespace) and isinstance(last.whitespace_after_arg, cst.ParenthesizedWhitespace):
+        comma = cst.Comma(whitespace_after=last.whitespace_after_arg)
+        args.append(new.with_changes(comma=comma, whitespace_after_arg=_NO_SPACE))
+    else:
+        args.append(new.with_changes(comma=comma, whitespace_after_arg=last.whitespace_after_arg))
     return call.with_changes(args=args)
 
 
