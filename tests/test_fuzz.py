@@ -19,11 +19,11 @@ Every program goes through `check_invariants`.
 from __future__ import annotations
 
 import collections
+import importlib
 import re
 import warnings
 from dataclasses import dataclass
 
-import hypothesmith
 import libcst as cst
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -88,19 +88,26 @@ def _compiles(source: bytes) -> bool:
 
 
 # ---------------------------------------------------------------- hypothesmith
+def from_hypothesmith(name: str) -> st.SearchStrategy[str]:
+    """hypothesmith's strategy ``name``, imported and built when a test first draws from it:
+    importing it and building its grammar's parser cost ~2 s of CPU, which every collection
+    paid (each xdist worker collects every module)."""
+    return st.deferred(lambda: getattr(importlib.import_module("hypothesmith"), name)())
+
+
 def fuzz(examples: int):
     return settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 
 
 @fuzz(60)
-@given(hypothesmith.from_grammar())
+@given(from_hypothesmith("from_grammar"))
 def test_programs_from_the_grammar(program):
     check_invariants((HEADER + program).encode("utf-8", "surrogatepass"))
 
 
 # Generating from LibCST's nodes is slow (large programs): fewer examples, each with bugs added.
 @fuzz(25)
-@given(hypothesmith.from_node(), st.sampled_from([
+@given(from_hypothesmith("from_node"), st.sampled_from([
     "model = Net().cuda()\n", "x = torch.zeros(3)\nx.to(device)\n", "t = torch.device('cuda')\n"]))
 def test_programs_from_libcst_nodes_with_a_device_bug(program, bug):
     check_invariants((HEADER + bug + program + "\n" + bug).encode("utf-8", "surrogatepass"))
