@@ -241,3 +241,35 @@ def test_fix_command_wraps_at_the_projects_line_length(tmp_path):
         "            [0.5, 0.25], dtype=torch.float32\n        ).to(x),\n    )\n"
     )
     assert formats_unchanged(module.read_text(), 60, tmp_path)
+
+
+MOVED_AFTER_A_SPLIT_CALL = '''\
+import torch
+
+
+def main(device):
+    grounding_dino_model = AutoModelForZeroShotObjectDetection.from_pretrained(
+        "IDEA-Research/grounding-dino-base"
+    ).cuda()
+    return grounding_dino_model
+'''
+
+
+def test_a_statement_the_fix_gives_another_layout_is_laid_out_again(tmp_path):
+    """diffusers' gligen script: `.cuda()` has no bracket to split at, `.to(device)` has, and the
+    formatter then splits there; the fix leaves the statement as the formatter would."""
+    assert formats_unchanged(MOVED_AFTER_A_SPLIT_CALL, 119, tmp_path)
+    result = fixed(MOVED_AFTER_A_SPLIT_CALL, 119)
+    assert result == MOVED_AFTER_A_SPLIT_CALL.replace(
+        '(\n        "IDEA-Research/grounding-dino-base"\n    ).cuda()',
+        '("IDEA-Research/grounding-dino-base").to(\n        device\n    )',
+    )
+    assert formats_unchanged(result, 119, tmp_path)
+    assert fixed(result, 119) == result
+
+
+def test_a_statement_laid_out_by_hand_keeps_its_layout():
+    """Where the formatter would not have written the statement so, its author did: the fix
+    edits it in place."""
+    source = MOVED_AFTER_A_SPLIT_CALL.replace('(\n        "IDEA', '(\n            "IDEA')
+    assert fixed(source, 119) == source.replace(".cuda()", ".to(device)")
