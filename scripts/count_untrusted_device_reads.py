@@ -1,6 +1,6 @@
 """Count safe fixes that read ``.device`` from a name not known to be a tensor (#12).
 
-    python scripts/count_untrusted_device_reads.py PATH [PATH ...] [--limit N] [--show N]
+    python scripts/count_untrusted_device_reads.py PATH [PATH ...] [--limit N] [--show N] [-j N] [--progress N]
 
 Applies the safe fixes of every Python file under PATH in memory, finds each ``name.device``
 a fix adds to a line, and judges ``name`` on the original code with rules of its own, not
@@ -10,18 +10,21 @@ through a ``Tensor`` annotation, a tensor method or attribute read on it (``x.si
 being a module's first ``forward`` input; and it is not when the code also uses it as a size,
 a count, an index, a flag, a mapping or a graph (``torch.zeros(1, batch_size)``, ``range(n)``,
 ``x[i]``, ``if flag:``, ``batch["x"]``, ``g.num_nodes()``) without a tensor-only method. Prints the count (the acceptance wants 0), and the
-first offending lines. Nothing is written to disk.
+first offending lines. Nothing is written to disk. ``-j N`` judges N files at a time, in
+worker processes, one file per task; the output is the same as a serial run's, in file order.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
+import multiprocessing
 import re
 import sys
 import time
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Iterator, NamedTuple, Optional
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -49,31 +52,53 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--limit", type=int, default=0, help="stop after this many files (0: all)")
     parser.add_argument("--show", type=int, default=20)
     parser.add_argument("--progress", type=int, default=0, metavar="N", help="print progress to stderr every N files")
+    parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="judge N files at a time (default 1)")
     options = parser.parse_args(argv)
     files = fixed_files = reads = 0
     offending: list[str] = []
     started = time.monotonic()
-    for path in _python_files(options.paths, options.limit):
-        files += 1
-        if options.progress and files % options.progress == 0:
-            print(f"  {files} files, {time.monotonic() - started:.0f} s, at {path}", file=sys.stderr, flush=True)
-        try:
-            original = path.read_text(encoding="utf-8")
-            fixed = fix_source(original, filename=str(path))
-        except (SourceError, UnicodeDecodeError, ValueError, RecursionError):
-            continue
-        if fixed == original:
-            continue
-        fixed_files += 1
-        for line_number, name in added_device_reads(original, fixed):
-            reads += 1
-            if not known_tensor(original, line_number, name):
-                offending.append(f"{path}:{line_number}: {name}.device")
+    paths = _python_files(options.paths, options.limit)
+    with contextlib.ExitStack() as stack:
+        if options.jobs > 1:
+            pool = stack.enter_context(multiprocessing.get_context("spawn").Pool(options.jobs))
+            judged: Iterator[tuple[Path, Optional[Judged]]] = pool.imap(judge_file, paths, chunksize=1)
+        else:
+            judged = map(judge_file, paths)
+        for path, result in judged:
+            files += 1
+            if options.progress and files % options.progress == 0:
+                print(f"  {files} files, {time.monotonic() - started:.0f} s, at {path}", file=sys.stderr, flush=True)
+            if result is None:
+                continue
+            fixed_files += 1
+            reads += result.reads
+            offending.extend(f"{path}:{line_number}: {name}.device" for line_number, name in result.offending)
     print(f"files: {files}, files a safe fix changes: {fixed_files}, .device reads the fixes add: {reads}")
     print(f"safe fixes reading .device from a name not known to be a tensor: {len(offending)}")
     for line in offending[: options.show]:
         print(f"  {line}")
     return 0
+
+
+class Judged(NamedTuple):
+    """What the safe fixes of one file add: how many ``.device`` reads, and the untrusted ones."""
+
+    reads: int
+    offending: list[tuple[int, str]]
+
+
+def judge_file(path: Path) -> tuple[Path, Optional[Judged]]:
+    """``path`` and its judgement; None where no safe fix changes it (or it cannot be read or parsed)."""
+    try:
+        original = path.read_text(encoding="utf-8")
+        fixed = fix_source(original, filename=str(path))
+    except (SourceError, UnicodeDecodeError, ValueError, RecursionError):
+        return path, None
+    if fixed == original:
+        return path, None
+    added = list(added_device_reads(original, fixed))
+    offending = [(line_number, name) for line_number, name in added if not known_tensor(original, line_number, name)]
+    return path, Judged(len(added), offending)
 
 
 def _python_files(paths: list[str], limit: int) -> Iterator:

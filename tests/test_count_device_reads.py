@@ -83,3 +83,16 @@ def test_the_judge_follows_a_method_call_on_self(tmp_path):
     assert not script.known_tensor(METHOD_CALLER.replace("self.add_loss(loss,", "self.add_loss(0.0,"), 10, "loss")
     # A bare call of the method's name is some other function, not this method.
     assert not script.known_tensor(METHOD_CALLER.replace("self.add_loss(loss,", "add_loss(loss,"), 10, "loss")
+
+
+def test_jobs_print_what_a_serial_run_prints(tmp_path):
+    """``-j 2`` judges files in worker processes, one file per task; the report (counts and the
+    offending lines, in file order) is the serial run's."""
+    for index, source in enumerate([SIZE_FIRST, MAPPING_BATCH, "x = 1\n", GRAPH_AND_LOOP, "def (\n", METHOD_CALLER]):
+        (tmp_path / f"f{index}.py").write_text(source)
+    serial, parallel = (
+        subprocess.run([sys.executable, str(SCRIPT), str(tmp_path), *jobs], capture_output=True, text=True, check=True).stdout
+        for jobs in ([], ["-j", "2"])
+    )
+    assert parallel == serial
+    assert "files: 6, files a safe fix changes: 4, .device reads the fixes add: 3" in serial
