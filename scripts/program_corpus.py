@@ -300,7 +300,7 @@ def verdict(outcome: Outcome, device: str) -> str:
         else:
             parts.append("original runs too, same outputs" if same.same else f"original DIFFERS ({same.message})")
     elif original is not None:
-        parts.append(f"original: {original.error[:90]}")
+        parts.append(f"original fails: {original.error[:90]}")
     return "; ".join(parts)
 
 
@@ -324,19 +324,25 @@ def problems(outcome: Outcome) -> list[str]:
 
 def markdown(outcomes: list[Outcome]) -> str:
     lines = [
-        "| # | Program (repo, path, object, commit) | What was wrong | Fix applied (safe, then unsafe) | CPU | Simulated GPU |",
-        "|---|---|---|---|---|---|",
+        "| # | Program (repo, path, object, commit) | What was wrong | Breaks as written on | Fix kind"
+        " | Fix applied (safe, then unsafe) | CPU | Simulated GPU |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for number, o in enumerate(outcomes, 1):
         p = o.program
         where = f"{p.repo} `{p.path}` `{', '.join(p.objects)}` @{p.commit[:10]}"
         safe = o.diff(o.original, o.safe)
         unsafe = o.diff(o.safe, o.fixed)
-        fix = "<br>".join(f"`{_cell(line)}`" for line in safe) or "(none)"
-        if unsafe:
-            fix += "<br>unsafe:<br>" + "<br>".join(f"`{_cell(line)}`" for line in unsafe)
+        kind = " + ".join(label for label, diff in (("safe", safe), ("unsafe", unsafe)) if diff) or "none"
+        fix = "<br>".join(
+            f"{label}:<br>" + "<br>".join(f"`{_cell(line)}`" for line in diff)
+            for label, diff in (("safe", safe), ("unsafe", unsafe))
+            if diff
+        )
+        breaks = "CPU" if p.breaks == "cpu" else "simulated GPU (runs on CPU)"
         lines.append(
-            f"| {number} | {where} | {_cell(p.wrong)} | {fix} | {_cell(verdict(o, 'cpu'))} | {_cell(verdict(o, 'simulated'))} |"
+            f"| {number} | {where} | {_cell(p.wrong)} | {breaks} | {kind} | {fix or '(none)'}"
+            f" | {_cell(verdict(o, 'cpu'))} | {_cell(verdict(o, 'simulated'))} |"
         )
     return "\n".join(lines) + "\n"
 

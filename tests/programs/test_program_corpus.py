@@ -56,6 +56,32 @@ def test_extraction_takes_the_named_definitions_and_their_imports_only():
         corpus.extract(corpus.Program("p", "o/r", "0" * 40, "f.py", ("unrelated",), "MIT", "cpu", ""), source)
 
 
+def test_the_closing_note_table_says_the_fix_kind_and_how_the_original_failed():
+    """--markdown: one row a program, with where the original breaks, whether the fixes were safe or
+    unsafe (each diff under its label), and each device's verdict, saying how the original failed."""
+    from types import SimpleNamespace as Run
+
+    program = corpus.Program("p", "o/r", "0" * 40, "f.py", ("load",), "MIT", "cpu", "torch.load without map_location")
+    outcome = corpus.Outcome(
+        program,
+        original="import torch\nx = torch.load(p)\n",
+        safe="import torch\nx = torch.load(p)\n",
+        fixed="import torch\nx = torch.load(p, map_location='cpu')\n",
+        refixed="",
+        result=Run(comparisons=[Run(run="fixed@sim", same=True, message="")]),
+        runs={
+            ("original", "cpu"): Run(ok=False, error="RuntimeError: Attempting to deserialize"),
+            ("fixed", "cpu"): Run(ok=True, error=""),
+            ("fixed", "simulated"): Run(ok=True, error=""),
+        },
+    )
+    row = corpus.markdown([outcome]).splitlines()[2]
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[3:6] == ["CPU", "unsafe", "unsafe:<br>`-x = torch.load(p)`<br>`+x = torch.load(p, map_location='cpu')`"]
+    assert cells[6] == "runs (the reference); original fails: RuntimeError: Attempting to deserialize"
+    assert cells[7] == "runs, same outputs"
+
+
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory):
     pytest.importorskip("torch")
