@@ -324,13 +324,13 @@ def problems(outcome: Outcome) -> list[str]:
 
 def markdown(outcomes: list[Outcome]) -> str:
     lines = [
-        "| # | Program (repo, path, object, commit) | What was wrong | Breaks as written on | Fix kind"
+        "| # | Program | repo@commit:path `objects` | What was wrong | Breaks as written on | Fix kind"
         " | Fix applied (safe, then unsafe) | CPU | Simulated GPU |",
-        "|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for number, o in enumerate(outcomes, 1):
         p = o.program
-        where = f"{p.repo} `{p.path}` `{', '.join(p.objects)}` @{p.commit[:10]}"
+        where = f"{p.repo}@{p.commit[:10]}:{p.path} `{', '.join(p.objects)}`"
         safe = o.diff(o.original, o.safe)
         unsafe = o.diff(o.safe, o.fixed)
         kind = " + ".join(label for label, diff in (("safe", safe), ("unsafe", unsafe)) if diff) or "none"
@@ -341,7 +341,7 @@ def markdown(outcomes: list[Outcome]) -> str:
         )
         breaks = "CPU" if p.breaks == "cpu" else "simulated GPU (runs on CPU)"
         lines.append(
-            f"| {number} | {where} | {_cell(p.wrong)} | {breaks} | {kind} | {fix or '(none)'}"
+            f"| {number} | {p.name} | {where} | {_cell(p.wrong)} | {breaks} | {kind} | {fix or '(none)'}"
             f" | {_cell(verdict(o, 'cpu'))} | {_cell(verdict(o, 'simulated'))} |"
         )
     return "\n".join(lines) + "\n"

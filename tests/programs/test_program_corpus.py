@@ -77,9 +77,10 @@ def test_the_closing_note_table_says_the_fix_kind_and_how_the_original_failed():
     )
     row = corpus.markdown([outcome]).splitlines()[2]
     cells = [cell.strip() for cell in row.strip("|").split("|")]
-    assert cells[3:6] == ["CPU", "unsafe", "unsafe:<br>`-x = torch.load(p)`<br>`+x = torch.load(p, map_location='cpu')`"]
-    assert cells[6] == "runs (the reference); original fails: RuntimeError: Attempting to deserialize"
-    assert cells[7] == "runs, same outputs"
+    assert cells[1:3] == ["p", f"o/r@{'0' * 10}:f.py `load`"]
+    assert cells[4:7] == ["CPU", "unsafe", "unsafe:<br>`-x = torch.load(p)`<br>`+x = torch.load(p, map_location='cpu')`"]
+    assert cells[7] == "runs (the reference); original fails: RuntimeError: Attempting to deserialize"
+    assert cells[8] == "runs, same outputs"
 
 
 @pytest.fixture(scope="module")
