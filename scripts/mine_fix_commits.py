@@ -1,7 +1,8 @@
 """Run the linter on the code that real device-fix commits changed, before and after the fix.
 
     python scripts/mine_fix_commits.py GIT_DIR [GIT_DIR ...] [--select TDL003,TDL004]
-        [--grep REGEX] [--since DATE] [--max-commits N] [--budget SECONDS] [--show] [--shaped-only]
+        [--grep REGEX] [--since DATE] [--max-commits N] [--budget SECONDS] [--pickaxe [REGEX]] [--show]
+        [--shaped-only]
 
 A repository's history is a labelled corpus nobody on the team wrote: a commit whose message
 speaks of devices and whose diff touches device code is a developer saying "this line was a
@@ -48,7 +49,11 @@ _FACTORY_CALL = re.compile(
     r"|randint|randperm|tril_indices|triu_indices|from_numpy)\("
 )
 _GIVEN_DEVICE = re.compile(r"\bdevice\s*=")
-_BARE_TO = re.compile(r"^\s*(?P<receiver>[\w.\[\]]+)\.(?P<method>to|cuda|cpu)\(.*\)\s*$")
+_BARE_TO = re.compile(
+    r"^\s*(?P<receiver>[\w.\[\]]+)\.(?P<method>to|cuda|cpu|float|half|double|bfloat16)\(.*\)\s*$"
+)
+#: For ``--pickaxe`` with TDL004: a line that is a bare conversion statement (git's ERE).
+BARE_CONVERSION_LINE = r"^\s*[A-Za-z_][A-Za-z0-9_.]*(\[[^]=]*\])?\.(to|cuda|cpu|float|half|double|bfloat16)\(.*\)\s*$"
 
 
 def _adds_device_to_factory(old: str, new: str) -> bool:
@@ -146,9 +151,12 @@ def blob(repo: str, commit: str, path: str) -> Optional[str]:
     return result.stdout if result.returncode == 0 else None
 
 
-def device_commits(repo: str, grep: str, since: Optional[str], limit: int) -> Iterator[tuple[str, str]]:
+def device_commits(
+    repo: str, grep: str, since: Optional[str], limit: int, pickaxe: Optional[str] = None
+) -> Iterator[tuple[str, str]]:
     args = ["log", "--no-merges", "-i", "-E", f"--grep={grep}", "--format=%H%x09%s", f"--max-count={limit}"]
     args += [f"--since={since}"] if since else []
+    args += [f"-G{pickaxe}"] if pickaxe else []
     for line in git(repo, *args, "--", "*.py").splitlines():
         commit, _, subject = line.partition("\t")
         yield commit, subject
@@ -254,7 +262,7 @@ def _signature(finding: Finding, lines: list[str]) -> tuple[str, str]:
 def mine(repo: str, linter: Linter, rules: tuple[str, ...], args: argparse.Namespace, tally: Tally) -> None:
     name = repo.rstrip("/").removesuffix("/.git").removesuffix("/repo").rsplit("/", 1)[-1]
     deadline = time.monotonic() + args.budget if args.budget else None
-    for commit, subject in device_commits(repo, args.grep, args.since, args.max_commits):
+    for commit, subject in device_commits(repo, args.grep, args.since, args.max_commits, args.pickaxe):
         if deadline is not None and time.monotonic() > deadline:
             print(f"{name}: budget spent, newer commits only", file=sys.stderr)
             break
@@ -355,6 +363,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--since")
     parser.add_argument("--max-commits", type=int, default=2000)
     parser.add_argument("--budget", type=float, help="seconds per repository: stop at the next commit after it")
+    parser.add_argument(
+        "--pickaxe", nargs="?", const=BARE_CONVERSION_LINE, metavar="REGEX",
+        help="only commits whose diff adds or removes a line matching REGEX (git log -G; without REGEX: a bare"
+        " conversion statement, TDL004's shape); with --grep . it mines every commit, whatever its message",
+    )
     parser.add_argument("--show", action="store_true", help="list every finding on a parent")
     parser.add_argument(
         "--shaped-only", action="store_true",

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -51,16 +50,23 @@ def git(repo: Path, *args: str) -> None:
 @pytest.fixture
 def history(tmp_path):
     """A repository whose second commit fixes a CPU factory in ``forward``."""
-    repo = tmp_path / "repo"
+    fixed = BUGGY.replace("x.size(1))", "x.size(1), device=x.device)")
+    return three_commits(
+        tmp_path / "repo", "model.py",
+        (BUGGY, "Positional embedding"),
+        (fixed, "Fix GPU: positions on the input's device"),
+        (fixed + "# docs\n", "Document the module"),
+    )
+
+
+def three_commits(repo: Path, name: str, *versions: tuple[str, str]) -> Path:
+    """A repository with one commit per (text of ``name``, message); its git directory."""
     repo.mkdir()
     git(repo, "init", "-q")
-    (repo / "model.py").write_text(BUGGY)
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "Positional embedding")
-    (repo / "model.py").write_text(BUGGY.replace("x.size(1))", "x.size(1), device=x.device)"))
-    git(repo, "commit", "-q", "-am", "Fix GPU: positions on the input's device")
-    (repo / "model.py").write_text(BUGGY.replace("x.size(1))", "x.size(1), device=x.device)") + "# docs\n")
-    git(repo, "commit", "-q", "-am", "Document the module")
+    for text, message in versions:
+        (repo / name).write_text(text)
+        git(repo, "add", ".")
+        git(repo, "commit", "-q", "-m", message)
     return repo / ".git"
 
 
@@ -81,6 +87,22 @@ def test_mining_names_a_repository_git_cannot_read_and_goes_on(history, tmp_path
     captured = capsys.readouterr()
     assert re.fullmatch(r".*missing: error: git failed \(.*\), exit \d+; skipped\n", captured.err)
     assert captured.out.startswith("1 device commits, 1 modified files")
+
+
+def test_pickaxe_mines_a_discarded_conversion_whatever_the_commit_message(tmp_path, capsys):
+    source = "import torch\n\n\ndef step(model, loader, device):\n    for x, y in loader:\n        y.to(device)\n"
+    fixed = source.replace("y.to(device)", "y = y.to(device)")
+    repo = three_commits(
+        tmp_path / "repo", "train.py",
+        (source, "Training loop"), (fixed, "Fix the labels"), (fixed + "# the end\n", "Note the end of the labels"),
+    )
+    mine = load("mine_fix_commits")
+    mine.main([str(repo), "--select", "TDL004"])
+    assert capsys.readouterr().out.startswith("0 device commits")  # the message names no device
+    mine.main([str(repo), "--select", "TDL004", "--pickaxe", "--grep", "."])
+    out = capsys.readouterr().out
+    assert out.startswith("1 device commits, 1 modified files")  # the last commit changes no bare conversion
+    assert "fixes of its shape: 1 of 1 caught" in out
 
 
 def test_mining_skips_commits_whose_message_is_not_about_devices(history, capsys):
@@ -193,6 +215,7 @@ def test_a_tdl008_fix_copies_to_the_host_before_numpy(old, new, shaped):
     [
         ("    hook_result.cpu()", "    hook_result = hook_result.cpu()", True),
         ("    x[0].to(device)", "    x[0] = x[0].to(device, non_blocking=True)", True),
+        ("    embeddings.float()", "    embeddings = embeddings.float()", True),
         # difflib pairs unrelated lines of a replaced block: not a fix of the statement.
         ("    self._model.to(xm.xla_device())", "    self.device = xm.xla_device()", False),
         ("    model.cuda(ids[0])", "    root_gpu = 0", False),
