@@ -19,7 +19,7 @@ import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.imports import dotted_name
-from torchdevice_lint.analysis.tree import iter_child_nodes
+from torchdevice_lint.analysis.tree import iter_child_nodes, walk
 from torchdevice_lint.analysis.values import Kind, Place
 
 
@@ -118,6 +118,7 @@ class ReceiverJudge:
         self._bindings: dict[cst.CSTNode, dict[str, list[tuple[Binding, Optional[cst.CSTNode]]]]] = {}
         #: Names whose bindings are being judged, with their scope: a binding may read the name again.
         self._judging: set[tuple[str, Optional[int]]] = set()
+        self._fixture_defs: Optional[dict[str, cst.FunctionDef]] = None
         libraries = self._imported_libraries()
         self._container_names = frozenset().union(
             *(names for library, names in CONTAINER_LIBRARIES.items() if library in libraries)
@@ -199,7 +200,12 @@ class ReceiverJudge:
     def _judge_binding(self, kind: Binding, node: Optional[cst.CSTNode], functions: Sequence[cst.FunctionDef]) -> Receiver:
         if kind is Binding.PARAMETER:
             assert isinstance(node, cst.Param)
-            return Receiver.LIKELY_TENSOR if node.annotation is None else Receiver.UNKNOWN
+            if node.annotation is not None:
+                return Receiver.UNKNOWN
+            fixture = self._fixtures().get(node.name.value)
+            if fixture is not None and (not functions or functions[0] is not fixture):
+                return self._judge_fixture(fixture)
+            return Receiver.LIKELY_TENSOR
         if kind is Binding.UNPACKED:
             # ``images, labels = batch`` (or ``= next(iter(loader))``) unpacks tensors; what
             # an unknown helper returns (``model, optimizer = setup(cfg)``) may be anything.
@@ -224,6 +230,40 @@ class ReceiverJudge:
             if isinstance(node, (cst.Attribute, cst.Subscript)):
                 return self.judge(node, functions)  # ``f = self.functions[0]`` is what ``self.functions[0]`` is
         return Receiver.UNKNOWN
+
+    def _fixtures(self) -> dict[str, cst.FunctionDef]:
+        """The pytest fixtures the file defines, by name: a test's parameter of that name
+        receives what the fixture returns or yields."""
+        if self._fixture_defs is None:
+            self._fixture_defs = {}
+            for node in walk(self.analysis.module):
+                if isinstance(node, cst.FunctionDef) and any(
+                    (dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "")
+                    .rsplit(".", 1)[-1] == "fixture"
+                    for d in node.decorators
+                ):
+                    self._fixture_defs.setdefault(node.name.value, node)
+        return self._fixture_defs
+
+    def _judge_fixture(self, fixture: cst.FunctionDef) -> Receiver:
+        """What a fixture gives: its returned or yielded values, judged in its own scope
+        (``return GPUBoostingTreeModel.from_context_graph(...)``: an object)."""
+        given = [
+            node.value
+            for node in _walk_scope(fixture)
+            if isinstance(node, (cst.Return, cst.Yield)) and isinstance(node.value, cst.BaseExpression)
+        ]
+        if not given or (fixture.name.value, id(fixture)) in self._judging:
+            return Receiver.UNKNOWN
+        self._judging.add((fixture.name.value, id(fixture)))
+        try:
+            verdicts = {self.judge(value, (fixture,)) for value in given}
+        finally:
+            self._judging.discard((fixture.name.value, id(fixture)))
+        for verdict in (Receiver.IN_PLACE, Receiver.UNKNOWN, Receiver.GRAPH, Receiver.LIKELY_TENSOR):
+            if verdict in verdicts:
+                return verdict
+        return Receiver.TENSOR
 
     def _judge_made(self, call: cst.Call, functions: Sequence[cst.FunctionDef]) -> Receiver:
         """What a call returns: a model's output is a tensor, a constructor makes an object."""

@@ -37,7 +37,8 @@ class DiscardedConversion(Rule):
     DGL's backend-agnostic code too, which never imports torch. What an unknown call
     returns (`thing = load(path)`) and a whole loader item (`for batch in loader`) are left
     alone. Tuple-unpacked batch elements (`for images, labels in loader`), arguments, model
-    outputs and what tensor methods return are tensors. A conversion of a fresh tensor
+    outputs and what tensor methods return are tensors; a test's argument named after a pytest
+    fixture of the file is what the fixture returns. A conversion of a fresh tensor
     (`torch.ones(1).to(device)`) is not flagged: no variable was meant to move, and such a
     line is written for its side effect, such as creating the CUDA context.
 
