@@ -89,8 +89,8 @@ def _already_placed(lines: list[str], number: int) -> bool:
 def _assigns_bare_conversion(old: str, new: str) -> bool:
     """The bare statement kept, its result now assigned (difflib also pairs unrelated lines)."""
     bare = _BARE_TO.match(old)
-    if not bare or "=" in old.split("(", 1)[0]:
-        return False
+    if not bare or "=" in old.split("(", 1)[0] or old.count("(") != old.count(")"):
+        return False  # an assignment, or the end of a longer statement (``x.to(d), size)``)
     target, equals, value = new.partition("=")
     call = f"{bare['receiver']}.{bare['method']}("
     return bool(equals) and "(" not in target and value.strip().startswith(call)

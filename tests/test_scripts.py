@@ -216,6 +216,8 @@ def test_a_tdl008_fix_copies_to_the_host_before_numpy(old, new, shaped):
         ("    hook_result.cpu()", "    hook_result = hook_result.cpu()", True),
         ("    x[0].to(device)", "    x[0] = x[0].to(device, non_blocking=True)", True),
         ("    embeddings.float()", "    embeddings = embeddings.float()", True),
+        # The last line of a statement over several lines (pyg's sampler.py): no bare conversion.
+        ("        self.e_id.to(*args, **kwargs), self.size)", "    e_id = self.e_id.to(*args, **kwargs)", False),
         # difflib pairs unrelated lines of a replaced block: not a fix of the statement.
         ("    self._model.to(xm.xla_device())", "    self.device = xm.xla_device()", False),
         ("    model.cuda(ids[0])", "    root_gpu = 0", False),

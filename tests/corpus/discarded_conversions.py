@@ -113,3 +113,19 @@ def claim_gpu(device):
     """Create the CUDA context on the chosen GPU early, as trainers do before spawning work."""
     torch.ones(1).to(device)  # ok: TDL004  a fresh tensor: run for its side effect
     torch.cuda.empty_cache()
+
+
+class PairScorer:
+    """Models loaded by a library's loader, switched to evaluation and moved in one statement."""
+
+    def __init__(self, name, device):
+        self.device = device
+        self.model = torch.hub.load("owner/repo", name)
+        self.model.eval().to(self.device)  # ok: TDL004  eval() returns the module itself
+        self.judge = torch.hub.load("owner/repo", name + "-nli")
+        self.judge.train(False).cuda()  # ok: TDL004
+        self.bias = torch.zeros(4)
+
+    def score(self, pairs):
+        self.bias.requires_grad_(False).to(self.device)  # expect: TDL004  requires_grad_ returns the tensor
+        return self.model(pairs) + self.bias

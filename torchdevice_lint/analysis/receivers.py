@@ -80,6 +80,10 @@ OBJECT_MAKERS = frozenset(
 #: their kind (PyG ``data.clone()``, ``data.contiguous()``; ``model.requires_grad_()``).
 CONTAINER_RETURNING_METHODS = frozenset({"clone", "contiguous", "requires_grad_"})
 
+#: Methods of ``nn.Module`` that return the module itself (tensors have none of them, but
+#: ``requires_grad_``, which returns the tensor).
+SELF_RETURNING_MODULE_METHODS = frozenset({"eval", "train", "requires_grad_", "share_memory"})
+
 #: Mappings of settings and built objects: ``hparams["encoder"]`` is a module, not a tensor.
 SETTINGS_NAMES = frozenset({"hparams", "params", "hp", "opts", "opt", "config", "cfg", "args", "modules", "models"})
 
@@ -272,8 +276,9 @@ class ReceiverJudge:
             return known
         if isinstance(call.func, cst.Attribute):
             method = call.func.attr.value
-            if method in torch_api.CONVERSION_METHODS:
-                return self.judge(call.func.value, functions)  # ``x.float()`` is what ``x`` is
+            if method in torch_api.CONVERSION_METHODS or method in SELF_RETURNING_MODULE_METHODS:
+                # ``x.float()`` is what ``x`` is; ``self.model.eval()`` is ``self.model``
+                return self.judge(call.func.value, functions)
             if method in torch_api.TENSOR_ONLY_METHODS:
                 return Receiver.LIKELY_TENSOR  # ``emb.repeat_interleave(n, dim=0)``: only tensors have it
             if method in torch_api.TENSOR_RETURNING_METHODS:
