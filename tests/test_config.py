@@ -416,3 +416,21 @@ def test_fix_follows_the_projects_lines_after_imports(tmp_path):
     assert module.read_text().startswith(
         'import torch\n\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\nclass A:'
     )
+
+
+def test_each_configuration_file_is_read_once_for_all_the_folders_below_it(tmp_path, monkeypatch):
+    # A run asks for the line length and the isort settings of every folder it walks; both climb
+    # through the same parents. Reading each file once keeps that off the CLI's per-file cost.
+    from torchdevice_lint import config
+
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 100\n[tool.isort]\nlines_after_imports = 2\n")
+    (tmp_path / "setup.cfg").write_text("[flake8]\nmax-line-length = 120\n")
+    folders = [tmp_path / "pkg" / name for name in ("a", "b", "c")]
+    reads: list[str] = []
+    real_read_text = Path.read_text
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: reads.append(str(self)) or real_read_text(self, *a, **k))
+    for folder in folders:
+        folder.mkdir(parents=True)
+        assert config.project_line_length(str(folder)) == 100
+        assert isort_lines_after_imports(str(folder)) == 2
+    assert reads.count(str(tmp_path / "pyproject.toml")) == 1

@@ -144,9 +144,8 @@ def _lines_after_imports_in(directory: Path) -> tuple[bool, Optional[int]]:
         ("ruff.toml", (("lint", "isort"), ("isort",))),
         (".ruff.toml", (("lint", "isort"), ("isort",))),
     ):
-        try:
-            document = tomllib.loads((directory / name).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        document = _toml_file(directory / name)
+        if document is None:
             continue
         configures = name != "pyproject.toml" or "ruff" in document.get("tool", {}) or "isort" in document.get("tool", {})
         for keys in paths:
@@ -158,10 +157,8 @@ def _lines_after_imports_in(directory: Path) -> tuple[bool, Optional[int]]:
             values = [t.get(k) for t in tables if isinstance(t, dict) for k in ("lines-after-imports", "lines_after_imports")]
             return True, next((v for v in values if isinstance(v, int)), None)
     for name in (".isort.cfg", "setup.cfg", "tox.ini"):
-        parser = configparser.ConfigParser()
-        try:
-            parser.read(directory / name, encoding="utf-8")
-        except (configparser.Error, UnicodeDecodeError):
+        parser = _ini_file(directory / name)
+        if parser is None:
             continue
         for section in ("isort", "tool:isort", "settings"):
             if parser.has_section(section) and (name == ".isort.cfg" or section != "settings"):
@@ -194,9 +191,8 @@ def _line_lengths_in(directory: Path) -> list[int]:
     """Every line length the configuration files of ``directory`` state."""
     lengths: list[Any] = []
     for name in ("pyproject.toml", "ruff.toml", ".ruff.toml"):
-        try:
-            document = tomllib.loads((directory / name).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        document = _toml_file(directory / name)
+        if document is None:
             continue
         tool = document.get("tool", {}) if name == "pyproject.toml" else {"ruff": document}
         if not isinstance(tool, dict):
@@ -211,16 +207,34 @@ def _line_lengths_in(directory: Path) -> list[int]:
         if isinstance(flake8, dict):
             lengths.append(flake8.get("max-line-length", flake8.get("max_line_length")))
     for name in ("setup.cfg", "tox.ini", ".flake8"):
-        parser = configparser.ConfigParser(interpolation=None)
-        try:
-            parser.read(directory / name, encoding="utf-8")
-        except (configparser.Error, UnicodeDecodeError):
+        parser = _ini_file(directory / name)
+        if parser is None:
             continue
         for section in ("flake8", "pycodestyle"):
             for key in ("max-line-length", "max_line_length"):
                 value = parser.get(section, key, fallback=None) if parser.has_section(section) else None
                 lengths.append(int(value) if value is not None and value.strip().isdigit() else None)
     return [length for length in lengths if isinstance(length, int) and not isinstance(length, bool) and length > 0]
+
+
+# The two lookups above climb from every folder of a run to the root, through the same parent
+# folders and the same files: each file is read once per process.
+@functools.lru_cache(maxsize=None)
+def _toml_file(path: Path) -> Optional[dict]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def _ini_file(path: Path) -> Optional[configparser.ConfigParser]:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(path, encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError):
+        return None
+    return parser
 
 
 def _table_at(table: dict, *keys: str) -> Optional[dict]:
