@@ -56,8 +56,12 @@ def append_argument(call: cst.Call, new: cst.Arg) -> cst.Call:
 
 def _argument_separator(call: cst.Call) -> cst.BaseParenthesizableWhitespace:
     """What separates the arguments of ``call``: the line break and indentation of a call
-    written one argument per line, else one space."""
+    written one argument per line, else one space (also for arguments on one line of their
+    own between the brackets, ``torch.LongTensor(\n    len(texts), n\n)``, as Black and Ruff
+    write a call that fits there without a trailing comma)."""
     between = [arg.comma.whitespace_after for arg in call.args[:-1] if isinstance(arg.comma, cst.Comma)]
+    if between and not any(isinstance(whitespace, cst.ParenthesizedWhitespace) for whitespace in between):
+        return cst.SimpleWhitespace(" ")
     for whitespace in (*between, call.whitespace_before_args):
         if isinstance(whitespace, cst.ParenthesizedWhitespace):
             return whitespace
