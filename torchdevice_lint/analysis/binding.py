@@ -64,8 +64,10 @@ class DeviceChoice:
     expression: str
     #: True when the expression is the module-level binding that a fix must insert.
     inserts_binding: bool = False
-    #: True when an enclosing function binds that name itself, so the site cannot read the
-    #: module-level binding: the finding is reported without a fix.
+    #: True when the site cannot have the module-level binding: an enclosing function binds
+    #: that name itself, or the file imports torch only inside functions (lazily, often because
+    #: torch is optional there, so a module-level ``import torch`` would change what importing
+    #: the file needs). The finding is reported without a fix.
     shadowed: bool = False
 
 
@@ -132,6 +134,7 @@ class DeviceBinder:
         if imported is not None and not any(_binds(scope, imported) for scope in scopes):
             return DeviceChoice(imported)
         shadowed = any(_binds(scope, self.global_name) for scope in scopes)
+        shadowed = shadowed or (self.imports.torch_alias is not None and self.imports.torch_at_module_level() is None)
         return DeviceChoice(self.global_name, inserts_binding=True, shadowed=shadowed)
 
     def _device_of_another_library(self, name: str) -> bool:
@@ -204,10 +207,10 @@ class DeviceBinder:
     # -------------------------------------------------------------- insertion
     def binding_statements(self) -> list[cst.BaseStatement]:
         """The lines a fix inserts: ``device = ...`` and, if missing, ``import torch``."""
-        torch_name = self.imports.torch_alias or "torch"
-        expression = DEVICE_STYLES[self.style].format(torch=torch_name)
+        module_torch = self.imports.torch_at_module_level()  # a function's own import reaches no module line
+        expression = DEVICE_STYLES[self.style].format(torch=module_torch or "torch")
         statements: list[cst.BaseStatement] = [cst.parse_statement(f"{self.global_name} = {expression}\n")]
-        if self.imports.torch_alias is None:
+        if module_torch is None:
             statements.insert(0, cst.parse_statement("import torch\n"))
         return statements
 

@@ -152,7 +152,7 @@ class FlowAnalysis:
             # ``type(...) is``: ``isinstance`` on LibCST's abstract-base-class instances is slow,
             # and this visits every node of the file (none of these classes has subclasses).
             if type(child) is cst.Import or type(child) is cst.ImportFrom:
-                self.imports.add(child)
+                self.imports.add(child, function or klass)
             elif type(child) is cst.FunctionDef:
                 function_parents[child] = (function, klass)
                 if function is None and klass is None:

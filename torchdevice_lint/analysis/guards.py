@@ -67,11 +67,22 @@ def _after_early_exit(module: cst.Module, ancestors: Sequence[cst.CSTNode]) -> b
     return False
 
 
+#: Calls that never return: a test skipped or failed, the program ended.
+_EXIT_CALLS = ("skip", "skipTest", "fail", "exit")
+
+
 def _exits(body: cst.BaseSuite) -> bool:
+    """The block ends by leaving: ``return``, ``raise``, ``continue``, ``break``, or a call that
+    never returns (``pytest.skip(...)``, ``self.skipTest(...)``, ``sys.exit(...)``)."""
     statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
     last = statements[-1] if statements else None
     if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-        return isinstance(last.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
+        final = last.body[-1]
+        if isinstance(final, cst.Expr) and isinstance(final.value, cst.Call):
+            func = final.value.func
+            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+            return name in _EXIT_CALLS
+        return isinstance(final, (cst.Return, cst.Raise, cst.Continue, cst.Break))
     return isinstance(last, (cst.Return, cst.Raise, cst.Continue, cst.Break))
 
 

@@ -7,7 +7,7 @@ imports are common in scripts); relative imports name the project's own code and
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 import libcst as cst
 
@@ -31,8 +31,15 @@ class ImportTable:
         self.aliases: dict[str, str] = {}
         #: The local name under which ``torch`` itself is reachable, if any.
         self.torch_alias: Optional[str] = None
+        #: Where each local name of ``torch`` is bound: None for the module level, else the
+        #: function whose body imports it (a class body's import reaches no method).
+        self._torch_bound_in: dict[str, set[Optional[cst.CSTNode]]] = {}
+        self._scope: Optional[cst.CSTNode] = None
 
-    def add(self, node: cst.Import | cst.ImportFrom) -> None:
+    def add(self, node: cst.Import | cst.ImportFrom, scope: Optional[cst.CSTNode] = None) -> None:
+        """Record ``node``, found in ``scope``: None at the module level (also under a
+        module-level ``if``/``try``), else the function or class whose body holds it."""
+        self._scope = scope
         if isinstance(node, cst.Import):
             for alias in node.names:
                 full = dotted_name(alias.name)
@@ -59,8 +66,25 @@ class ImportTable:
 
     def _bind(self, local: str, full: str) -> None:
         self.aliases[local] = full
-        if full == "torch" and (self.torch_alias is None or local == "torch"):
-            self.torch_alias = local
+        if full == "torch":
+            self._torch_bound_in.setdefault(local, set()).add(self._scope)
+            if self.torch_alias is None or local == "torch":
+                self.torch_alias = local
+
+    def torch_at_module_level(self) -> Optional[str]:
+        """The name ``torch`` has at the module level (``"torch"`` preferred), or None when the
+        file imports it only inside functions (scripts that import lazily) or not at all."""
+        names = [local for local, scopes in self._torch_bound_in.items() if None in scopes]
+        return "torch" if "torch" in names else min(names, default=None)
+
+    def torch_reachable(self, functions: Sequence[cst.CSTNode]) -> Optional[str]:
+        """The name of ``torch`` that code nested in ``functions`` (innermost first) can read:
+        imported at the module level or in one of those functions; None if neither."""
+        module_level = self.torch_at_module_level()
+        if module_level is not None:
+            return module_level
+        names = [local for local, scopes in self._torch_bound_in.items() if scopes & set(functions)]
+        return "torch" if "torch" in names else min(names, default=None)
 
     def qualified_name(self, node: cst.BaseExpression) -> Optional[str]:
         """The imported name an expression refers to, e.g. ``torch.nn.Linear``."""

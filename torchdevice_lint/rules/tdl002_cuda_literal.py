@@ -34,7 +34,12 @@ class CudaLiteral(Rule):
     `"cuda" if torch.cuda.is_available() else "cpu"` runs everywhere and still uses the GPU
     when there is one. Comparisons (`x.device.type == "cuda"`) and `autocast(device_type=...)`
     are not devices and are never flagged, nor is a `torch.device` only used as a dictionary
-    key, an index or in a comparison. Triton launchers, `bitsandbytes` paths and the
+    key, an index, in a comparison or as text (`str(d)`), nor `device="cuda"` given as data:
+    to a plain record or mock (`SimpleNamespace(device="cuda")`), beside other arguments
+    that describe a CUDA setup (`backend="cuda"`), or by a test that fakes its environment
+    (takes `monkeypatch`/`mocker`) to code that is not torch's. Code after `if not
+    torch.cuda.is_available(): pytest.skip(...)` is a CUDA-only test. A file that imports
+    torch only inside functions gets no module-level device line (reported, not fixed). Triton launchers, `bitsandbytes` paths and the
     accelerator given to CPU offloading (`enable_model_cpu_offload(device="cuda")`, which
     refuses a CPU device) are CUDA-only by construction and left alone.
 
@@ -76,6 +81,8 @@ class CudaLiteral(Rule):
         'device = f"cuda:{local_rank}"',
         'props = torch.cuda.get_device_properties(torch.device("cuda"))',
         'def setup(self):\n    if not torch.cuda.is_available():\n        return\n    self.device = torch.device("cuda")',
+        'def test_to_device():\n    if not torch.cuda.is_available():\n        pytest.skip("CUDA not available")\n'
+        '    x = x.to("cuda")',
         '@unittest.skipIf(not torch.cuda.is_available(), "needs a GPU")\ndef test_kernel():\n    x = torch.ones(2, device="cuda")',
         'if world_size > 1:\n    device = torch.device("cuda", local_rank)',
         'train = dict(device="cuda", max_iter=10)',
@@ -83,6 +90,11 @@ class CudaLiteral(Rule):
         'class CUDAAccelerator:\n    def devices(self, ids):\n        return [torch.device("cuda", i) for i in ids]',
         'def test_keys():\n    d0 = torch.device("cuda:0")\n    table = {d0: 1, torch.device("cuda:1"): 2}\n'
         "    assert table[d0] == 1",
+        'import types\nfake_target = types.SimpleNamespace(device="cuda", dtype=None)',
+        'target = DeviceTarget(device="cuda", backend="cuda", vendor="nvidia")',
+        'def test_plan(monkeypatch):\n    monkeypatch.setattr(mem, "gpu_count", lambda: 1)\n'
+        '    assert apply_memory_plan(pipe, plan, device="cuda") == "cuda"',
+        'def test_names(monkeypatch):\n    d0 = torch.device("cuda:0")\n    assert str(d0) == "cuda:0"\n    assert {d0: 1}[d0] == 1',
         'import triton\n\ndef launch(x):\n    out = torch.empty(x.shape, device="cuda")\n    _kernel[(1,)](x, out)\n    return out',
         "from ..testing_utils import torch_device\n\ndef test_offload_id(sd):\n"
         '    sd.enable_model_cpu_offload(gpu_id=5, device="cuda")\n    assert sd._offload_gpu_id == 5',
@@ -143,6 +155,24 @@ class CudaLiteral(Rule):
             "context = make_default_context()\ndevice = context.get_device()\n\n\ndef run(pipe):\n"
             "    return pipe.to(torch_device)\n",
         ),
+        Invalid(  # a test faking its environment still places its own tensors through torch
+            'import torch\n\n\ndef test_ones(monkeypatch):\n    return torch.ones(2, device="cuda")\n'
+        ),
+        Invalid(  # torch imported only in the function (lazily): no module-level device line, no fix
+            'import numpy as np\n\n\ndef gen(pipe, seed):\n    import torch\n\n'
+            '    g = torch.Generator(device="cuda").manual_seed(seed)\n    return pipe(generator=g)\n',
+            'import numpy as np\n\n\ndef gen(pipe, seed):\n    import torch\n\n'
+            '    g = torch.Generator(device="cuda").manual_seed(seed)\n    return pipe(generator=g)\n',
+        ),
+        Invalid(  # no torch in reach of the site for the conditional: reported, not rewritten
+            'def setup():\n    import torch\n\n    return torch.ones(1)\n\n\ndef config():\n    device = "cuda"\n    return device\n',
+            'def setup():\n    import torch\n\n    return torch.ones(1)\n\n\ndef config():\n    device = "cuda"\n    return device\n',
+        ),
+        Invalid(  # a function's own import reaches its body
+            'def config():\n    import torch\n\n    device = "cuda"\n    return torch.ones(1, device=device)\n',
+            'def config():\n    import torch\n\n    device = "cuda" if torch.cuda.is_available() else "cpu"\n'
+            "    return torch.ones(1, device=device)\n",
+        ),
         Invalid(  # a local `device` that is not one hides the module's binding: no fix
             'import torch\n\n\ndef run(x):\n    y = x.to("cuda")\n    device = None\n    return y, device\n',
             'import torch\n\n\ndef run(x):\n    y = x.to("cuda")\n    device = None\n    return y, device\n',
@@ -201,8 +231,8 @@ class CudaLiteral(Rule):
     def _used_as_device(self, parent: Optional[cst.CSTNode]) -> bool:
         if isinstance(parent, cst.Arg):
             call = self.context.parent(2)
-            if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "dict":
-                return False  # a configuration entry, not a device in use
+            if isinstance(call, cst.Call) and self._describes_a_device(call, parent):
+                return False
             if parent.keyword is not None:
                 return parent.keyword.value == "device"
             if not isinstance(call, cst.Call) or not call.args or call.args[0] is not parent:
@@ -211,6 +241,28 @@ class CudaLiteral(Rule):
                 return True
             return self.analysis.qualified_name(call.func) in ("torch.device", "torch.set_default_device")
         return self._assigned_to_device_name(parent)
+
+    def _describes_a_device(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """``device="cuda"`` given as data, not to place anything: an entry of a plain record
+        (``dict``, ``SimpleNamespace``, a mock), one of several arguments that all describe a
+        CUDA setup (``Target(device="cuda", backend="cuda", vendor="nvidia")``: rewriting one
+        makes the record contradict itself), or an argument a test that fakes its environment
+        (``monkeypatch``, ``mocker``) passes to the code under test rather than to torch."""
+        qualified = self.analysis.qualified_name(call.func) or ""
+        called = call.func.attr.value if isinstance(call.func, cst.Attribute) else qualified or _name_of(call.func)
+        if qualified in _RECORDS or qualified.startswith("unittest.mock.") or called in _RECORD_NAMES:
+            return True
+        if qualified.startswith("torch.") or called in ("to", "cuda"):
+            return False
+        for other in call.args:
+            text = string_value(other.value) if other is not arg else None
+            if text is not None and (names_cuda(text) or text.lower() in ("nvidia", "gpu")):
+                return True
+        return any(
+            param.name.value in _FAKING_FIXTURES
+            for function in self.context.enclosing_functions()
+            for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
+        )
 
     def _assigned_to_device_name(self, parent: Optional[cst.CSTNode]) -> bool:
         if isinstance(parent, cst.Assign):
@@ -223,7 +275,7 @@ class CudaLiteral(Rule):
 
     def _assigned_only_looked_up(self, parent: Optional[cst.CSTNode]) -> bool:
         """``dev = torch.device("cuda:0")`` whose every use is a dictionary key, a comparison
-        or a string: the device value never places a tensor."""
+        or a string (``str(dev) == "cuda:0"``): the device value never places a tensor."""
         if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
             return False
         target = parent.targets[0].target
@@ -232,10 +284,11 @@ class CudaLiteral(Rule):
         functions = self.context.enclosing_functions()
         scope: cst.CSTNode = functions[0] if functions else self.analysis.module
         uses = 0
+        formatted = _formatted_names(scope)
         for node in walk(scope):
             for child, looked_up in _children_with_role(node):
                 if isinstance(child, cst.Name) and child.value == target.value and child is not target:
-                    if not looked_up:
+                    if not looked_up and child not in formatted:
                         return False
                     uses += 1
         return uses > 0
@@ -310,7 +363,8 @@ class CudaLiteral(Rule):
         safety = Safety.UNSAFE if has_index else Safety.SAFE
         assigned_device_object = isinstance(node, cst.Call) and isinstance(parent, (cst.Assign, cst.AnnAssign))
         if assigned_device_object or self._assigned_to_device_name(parent):
-            return Fix(safety, ((node, self._guarded(node)),))
+            guarded = self._guarded(node)
+            return Fix(safety, ((node, guarded),)) if guarded is not None else None
         tensor = self._tensor_computed_with(parent)
         if tensor is not None:
             return Fix(safety, ((node, expression(f"{tensor}.device")),))
@@ -325,9 +379,12 @@ class CudaLiteral(Rule):
             return None
         return self.analysis.binder.tensor_parameter_in(functions[0], call)
 
-    def _guarded(self, node: cst.BaseExpression) -> cst.BaseExpression:
-        """The guarded idiom, in the literal's own form (a string or a ``torch.device``)."""
-        torch_name = self.analysis.imports.torch_alias or "torch"
+    def _guarded(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """The guarded idiom, in the literal's own form (a string or a ``torch.device``); None
+        where no ``torch`` is in reach (a file that imports it only in other functions, or never)."""
+        torch_name = self.analysis.imports.torch_reachable(self.context.enclosing_functions())
+        if torch_name is None:
+            return None
         string = node.args[0].value if isinstance(node, cst.Call) else node
         quote = string.quote if isinstance(string, cst.SimpleString) else '"'
         choice = expression(
@@ -338,11 +395,38 @@ class CudaLiteral(Rule):
         return choice
 
 
+#: Plain records: what they hold is data (a device named in a fake target, a config entry).
+_RECORDS = ("types.SimpleNamespace", "argparse.Namespace", "collections.namedtuple")
+_RECORD_NAMES = ("dict", "SimpleNamespace", "Namespace", "Mock", "MagicMock", "NonCallableMock")
+
+#: pytest fixtures that fake the environment: a test taking them passes device strings as data.
+_FAKING_FIXTURES = ("monkeypatch", "mocker")
+
+
+def _name_of(func: cst.BaseExpression) -> str:
+    return func.value if isinstance(func, cst.Name) else ""
+
+
 def _only_looked_up(node: cst.CSTNode, parent: Optional[cst.CSTNode]) -> bool:
     """``node`` is a dictionary key, a subscript, a comparison operand or a string's content."""
     if parent is None:
         return False
     return any(child is node and looked_up for child, looked_up in _children_with_role(parent))
+
+
+def _formatted_names(scope: cst.CSTNode) -> set[cst.Name]:
+    """The names given alone to ``str()`` or ``repr()``: read as text, not used as a value."""
+    return {
+        node.args[0].value
+        for node in walk(scope)
+        if isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value in ("str", "repr")
+        and len(node.args) == 1
+        and node.args[0].keyword is None
+        and not node.args[0].star
+        and isinstance(node.args[0].value, cst.Name)
+    }
 
 
 def _children_with_role(node: cst.CSTNode) -> list[tuple[cst.CSTNode, bool]]:

@@ -172,7 +172,7 @@ class PinnedMemory(Rule):
     def _pin_memory(self, value: cst.BaseExpression) -> None:
         if self._guarded() or in_test_code(self.analysis.imports, self.context.ancestors) or not self._runs_without_an_accelerator():
             return
-        torch_name = self.analysis.imports.torch_alias
+        torch_name = self.analysis.imports.torch_reachable(self.context.enclosing_functions())
         style = self.analysis.binder.style if self.analysis.binder.style in _AVAILABILITY else "cuda"
         check = _AVAILABILITY[style].format(torch=torch_name or "torch")
         fix = Fix(Safety.SAFE, ((value, expression(check)),)) if torch_name is not None else None
