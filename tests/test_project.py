@@ -274,3 +274,66 @@ def test_the_index_skips_what_is_not_a_regular_file(tmp_path):
     (tmp_path / "ok.py").write_text("class A:\n    pass\n")
     index = ProjectIndex.build(str(tmp_path / name) for name in ("fifo.py", "loop.py", "ok.py"))
     assert list(index.files) == [str((tmp_path / "ok.py").resolve())]
+
+
+def test_a_class_whose_to_returns_a_new_object_converts_into_a_copy(tmp_path):
+    """pytorch3d's Transform3d: ``to`` returns ``other = self.clone()`` when the device differs,
+    so ``t.cuda()`` on its own line (fixed in pytorch3d d60c52df) does nothing."""
+    write(
+        tmp_path,
+        {
+            "geo/transforms.py": """\
+                class Transform3d:
+                    def to(self, device, copy=False):
+                        if not copy and self.device == device:
+                            return self
+                        other = self.clone()
+                        other.device = device
+                        return other  # a new object
+
+                    def cuda(self):
+                        return self.to("cuda")
+
+
+                class Translate(Transform3d):
+                    pass
+
+
+                class Points:
+                    def to(self, device):
+                        self.xyz = self.xyz.to(device)
+                        return self
+
+
+                class Grid:
+                    def to(self, device):
+                        return type(self)(self.cells.to(device))
+                """,
+            "tests/test_transforms.py": """\
+                import torch
+                from geo.transforms import Grid, Points, Transform3d, Translate
+
+
+                def test_devices():
+                    t = Transform3d()
+                    t.cuda()
+                    shift = Translate()
+                    shift.to("cuda:1")
+                    points = Points()
+                    points.to("cuda")
+                    grid = Grid()
+                    grid.to("cuda")
+                """,
+        },
+    )
+    view = view_of(tmp_path, "tests/test_transforms.py")
+    assert [view.class_named(name).copies_on_to for name in ("Transform3d", "Translate", "Points", "Grid")] == [
+        True, True, False, True,
+    ]
+    assert not view.class_named("Translate").converts_in_place
+    index = ProjectIndex.build(str(path) for path in sorted(tmp_path.rglob("*.py")))
+    path = tmp_path / "tests/test_transforms.py"
+    found = lint_source(path.read_text(), Settings(select=("TDL004",)), project=index, filename=str(path))
+    assert [(f.line, f.message.split(" returns ")[1][:12]) for f in found] == [
+        (7, "a new object"), (9, "a new object"), (13, "a new object"),
+    ]

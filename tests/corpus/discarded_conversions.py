@@ -129,3 +129,32 @@ class PairScorer:
     def score(self, pairs):
         self.bias.requires_grad_(False).to(self.device)  # expect: TDL004  requires_grad_ returns the tensor
         return self.model(pairs) + self.bias
+
+
+class Boxes:
+    """Boxes whose to() returns converted boxes, as tensors do."""
+
+    def __init__(self, xyxy):
+        self.xyxy = xyxy
+
+    def to(self, device):
+        return Boxes(self.xyxy.to(device))
+
+
+class Cameras:
+    """Cameras moved in place: their to() returns the cameras themselves."""
+
+    def __init__(self, poses):
+        self.poses = poses
+
+    def to(self, device):
+        self.poses = self.poses.to(device)
+        return self
+
+
+def place_targets(xyxy, poses, device):
+    boxes = Boxes(xyxy)
+    boxes.to(device)  # expect: TDL004  the project's to() returns a new object
+    cameras = Cameras(poses)
+    cameras.to(device)  # ok: TDL004
+    return boxes, cameras

@@ -61,6 +61,10 @@ _FROM_IMPORT = re.compile(
 )
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n]*(?:\\\n[^\n]*)*)", re.MULTILINE)
 _COMMENT = re.compile(r"#[^\n]*")
+#: How a method's return value starts when it is a new object of the class, not ``self``.
+_COPY_MAKERS = ("self.clone(", "copy.copy(self", "copy.deepcopy(self", "deepcopy(self", "type(self)(", "self.__class__(")
+#: Marks, among a class's tracked methods, a ``to`` that returns a copy on some path.
+COPYING_TO = "to:copy"
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,10 @@ def scan(text: str) -> FileFacts:
         for start, end, name in class_spans:
             if start <= method.start() < end:
                 bases, methods = classes[name]
-                classes[name] = (bases, methods | {method.group(1)})
+                found = {method.group(1)}
+                if method.group(1) == "to" and _returns_a_copy(text, method.start(), end, name):
+                    found.add(COPYING_TO)
+                classes[name] = (bases, methods | found)
                 break
     returns = {}
     for function in _FUNCTION.finditer(text):
@@ -112,6 +119,25 @@ def scan(text: str) -> FileFacts:
             if called:
                 returns[function.group(1)] = tuple(called)
     return FileFacts(classes, _imports(text), returns)
+
+
+def _returns_a_copy(text: str, start: int, end: int, owner: str) -> bool:
+    """Whether the method of class ``owner`` whose ``def`` line starts at ``start`` returns, on
+    some path, an object other than ``self``: ``other = self.clone() ... return other``
+    (pytorch3d's ``Transform3d.to``), ``return copy.copy(self)``, ``return Boxes(...)``."""
+    lines = text[start:end].splitlines()
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    for line in lines[1:]:
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#") and len(line) - len(line.lstrip()) <= indent:
+            break  # the next method of the class
+        returned = _RETURN.match(line)
+        value = _COMMENT.sub("", returned.group(1)).strip() if returned else ""
+        if re.fullmatch(r"\w+", value) and value not in ("self", "None"):
+            return True
+        if value.startswith((*_COPY_MAKERS, f"{owner}(")):
+            return True
+    return False
 
 
 def _next_top(tops: list[int], position: int) -> int:
@@ -160,11 +186,14 @@ class ProjectClass:
     defines_to: bool
     #: It or one of its project bases defines ``cuda``.
     defines_cuda: bool
+    #: Its own ``to`` (or a project base's) returns a new object on some path, not ``self``.
+    copies_on_to: bool = False
 
     @property
     def converts_in_place(self) -> bool:
-        """``obj.to(device)`` moves the object itself: a module, or a class with its own ``to``."""
-        return bool(self.is_module) or self.defines_to
+        """``obj.to(device)`` moves the object itself: a module, or a class with its own ``to``
+        (one that returns ``self``, or nothing)."""
+        return bool(self.is_module) or (self.defines_to and not self.copies_on_to)
 
     @property
     def cuda_without_to(self) -> bool:
@@ -326,7 +355,7 @@ class ProjectView:
                 is_module = True
             elif verdict is None and is_module is False:
                 is_module = None
-        found = ProjectClass(path, name, is_module, "to" in defines, "cuda" in defines)
+        found = ProjectClass(path, name, is_module, "to" in defines, "cuda" in defines, COPYING_TO in defines)
         self._classes[key] = found
         return found
 
@@ -349,7 +378,11 @@ class ProjectView:
         if target is None or target[0] != "class" or (target[1], target[2]) in seen:
             return None, set()
         found = self._class(target[1], target[2], seen)
-        inherited = {name for name, present in (("to", found.defines_to), ("cuda", found.defines_cuda)) if present}
+        inherited = {
+            name
+            for name, present in (("to", found.defines_to), ("cuda", found.defines_cuda), (COPYING_TO, found.copies_on_to))
+            if present
+        }
         return found.is_module, inherited
 
 

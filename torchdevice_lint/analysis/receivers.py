@@ -36,6 +36,8 @@ class Receiver(enum.Enum):
     UNKNOWN = "unknown"
     #: A DGL graph: since DGL 0.5 its ``to``/``cuda``/``cpu`` return a converted copy.
     GRAPH = "graph"
+    #: An object of a class of the project whose own ``to`` returns a new object.
+    COPY = "copy"
 
 
 #: Words that name modules and other objects converted in place, as parts of an identifier
@@ -174,6 +176,10 @@ class ReceiverJudge:
         value = self.analysis.value_of(node)
         if value.kind is Kind.TENSOR:
             return Receiver.TENSOR
+        if value.type_name is not None and value.kind is not Kind.MODULE:
+            made = self.analysis.class_of(node)
+            if made is not None and made.copies_on_to and not made.is_module:
+                return Receiver.COPY  # pytorch3d's ``Transform3d``: its ``to`` returns a new object
         if value.kind is not Kind.UNKNOWN or value.type_name is not None:
             return Receiver.IN_PLACE  # a module, a container, a device, a loader, an object of a class
         return None
@@ -196,7 +202,7 @@ class ReceiverJudge:
             verdicts = {self._judge_binding(kind, node, functions) for kind, node in bindings}
         finally:
             self._judging.discard(judging)
-        for verdict in (Receiver.IN_PLACE, Receiver.UNKNOWN, Receiver.LIKELY_TENSOR):
+        for verdict in (Receiver.IN_PLACE, Receiver.UNKNOWN, Receiver.GRAPH, Receiver.COPY, Receiver.LIKELY_TENSOR):
             if verdict in verdicts:
                 return verdict
         return Receiver.TENSOR
@@ -264,7 +270,7 @@ class ReceiverJudge:
             verdicts = {self.judge(value, (fixture,)) for value in given}
         finally:
             self._judging.discard((fixture.name.value, id(fixture)))
-        for verdict in (Receiver.IN_PLACE, Receiver.UNKNOWN, Receiver.GRAPH, Receiver.LIKELY_TENSOR):
+        for verdict in (Receiver.IN_PLACE, Receiver.UNKNOWN, Receiver.GRAPH, Receiver.COPY, Receiver.LIKELY_TENSOR):
             if verdict in verdicts:
                 return verdict
         return Receiver.TENSOR

@@ -32,7 +32,9 @@ class DiscardedConversion(Rule):
     named like one: `model`, `net`, `net_g`, `text_encoder`, `criterion`, `self`,
     `self.<layer>`), a Hugging Face `BatchEncoding` (what a tokenizer returns), a PyTorch
     Geometric `Data`/`Batch` (`data`, `batch`, `graph` in files that import it), or an object
-    of a class of the project with its own `to`. A DGL graph is flagged too: since DGL 0.5 its
+    of a class of the project with its own `to` that returns `self`. An object of a class of
+    the project whose `to` returns a new object (`return other`, `return type(self)(...)`, as
+    pytorch3d's `Transform3d` does) is flagged. A DGL graph is flagged too: since DGL 0.5 its
     `to()` returns a copy (`g`, `graph` in files that import `dgl`, what `dgl.graph()` makes), in
     DGL's backend-agnostic code too, which never imports torch. What an unknown call
     returns (`thing = load(path)`) and a whole loader item (`for batch in loader`) are left
@@ -209,10 +211,10 @@ class DiscardedConversion(Rule):
             return  # ``bucket.to(device, keep_alignment=True)``: not ``Tensor.to``
         functions = self.context.enclosing_functions()
         verdict = self._isinstance_guard(receiver) or self.analysis.receivers.judge(receiver, functions)
-        if verdict not in (Receiver.TENSOR, Receiver.LIKELY_TENSOR, Receiver.GRAPH):
+        if verdict not in (Receiver.TENSOR, Receiver.LIKELY_TENSOR, Receiver.GRAPH, Receiver.COPY):
             return
         receiver_text = self.analysis.module.code_for_node(receiver)
-        copy = "graph" if verdict is Receiver.GRAPH else "tensor"
+        copy = {Receiver.GRAPH: "graph", Receiver.COPY: "object"}.get(verdict, "tensor")
         message = self.message.format(receiver=receiver_text, method=method, copy=copy)
         self.report(call, message, self._fix(node, call, receiver, verdict, functions))
 
