@@ -1,8 +1,8 @@
 """Run the linter on the code that real device-fix commits changed, before and after the fix.
 
     python scripts/mine_fix_commits.py GIT_DIR [GIT_DIR ...] [--select TDL003,TDL004]
-        [--grep REGEX] [--since DATE] [--max-commits N] [--budget SECONDS] [--pickaxe [REGEX]] [--show]
-        [--shaped-only]
+        [--grep REGEX] [--since DATE] [--max-commits N] [--budget SECONDS] [--pickaxe [REGEX]] [--project]
+        [--show] [--shaped-only]
 
 A repository's history is a labelled corpus nobody on the team wrote: a commit whose message
 speaks of devices and whose diff touches device code is a developer saying "this line was a
@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import collections
 import difflib
+import functools
 import re
 import subprocess
 import sys
@@ -34,6 +35,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
+from torchdevice_lint.analysis.project import ProjectIndex, scan
 from torchdevice_lint.engine import Linter
 from torchdevice_lint.findings import Finding
 from torchdevice_lint.parsing import SourceError
@@ -149,6 +151,32 @@ def blob(repo: str, commit: str, path: str) -> Optional[str]:
         ["git", "--git-dir", repo, "show", f"{commit}:{path}"], capture_output=True, text=True, errors="replace"
     )
     return result.stdout if result.returncode == 0 else None
+
+
+#: Where the files of a commit's tree are placed for the project index (never on disk).
+TREE_ROOT = "/mined-tree"
+
+
+@functools.lru_cache(maxsize=4)
+def tree_index(repo: str, commit: str) -> ProjectIndex:
+    """The project index of a commit's whole tree, read with ``git cat-file --batch``: what the
+    linter sees of the other files of the project when it is run on a checkout."""
+    paths = [path for path in git(repo, "ls-tree", "-r", "--name-only", commit).splitlines() if path.endswith(".py")]
+    request = "".join(f"{commit}:{path}\n" for path in paths).encode()
+    output = subprocess.run(
+        ["git", "--git-dir", repo, "cat-file", "--batch"], input=request, capture_output=True, check=True
+    ).stdout
+    files, position = {}, 0
+    for path in paths:
+        header_end = output.index(b"\n", position)
+        header = output[position:header_end].split()
+        position = header_end + 1
+        if len(header) < 3 or header[1] != b"blob":
+            continue  # missing (a submodule) or not a file
+        size = int(header[2])
+        files[f"{TREE_ROOT}/{path}"] = scan(output[position : position + size].decode("utf-8", "replace"))
+        position += size + 1
+    return ProjectIndex(files)
 
 
 def device_commits(
@@ -285,8 +313,13 @@ def mine(repo: str, linter: Linter, rules: tuple[str, ...], args: argparse.Names
             ):
                 continue
             try:
-                found_before = linter.lint(before)
-                found_after = linter.lint(after)
+                if args.project:
+                    where = f"{TREE_ROOT}/{path}"
+                    found_before = linter.lint(before, tree_index(repo, f"{commit}^"), where)
+                    found_after = linter.lint(after, tree_index(repo, commit), where)
+                else:
+                    found_before = linter.lint(before)
+                    found_after = linter.lint(after)
             except SourceError:
                 tally.unparsable += 1
                 continue
@@ -367,6 +400,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         "--pickaxe", nargs="?", const=BARE_CONVERSION_LINE, metavar="REGEX",
         help="only commits whose diff adds or removes a line matching REGEX (git log -G; without REGEX: a bare"
         " conversion statement, TDL004's shape); with --grep . it mines every commit, whatever its message",
+    )
+    parser.add_argument(
+        "--project", action="store_true",
+        help="lint each file with the project index of its commit's whole tree, as a run on a checkout would",
     )
     parser.add_argument("--show", action="store_true", help="list every finding on a parent")
     parser.add_argument(

@@ -61,7 +61,7 @@ def history(tmp_path):
 
 def three_commits(repo: Path, name: str, *versions: tuple[str, str]) -> Path:
     """A repository with one commit per (text of ``name``, message); its git directory."""
-    repo.mkdir()
+    repo.mkdir(exist_ok=True)
     git(repo, "init", "-q")
     for text, message in versions:
         (repo / name).write_text(text)
@@ -226,3 +226,21 @@ def test_a_tdl008_fix_copies_to_the_host_before_numpy(old, new, shaped):
 )
 def test_a_tdl004_fix_assigns_the_same_conversion(old, new, shaped):
     assert load("mine_fix_commits").FIX_SHAPES["TDL004"](old, new) is shaped
+
+
+def test_mining_with_the_project_index_sees_classes_of_other_files(tmp_path, capsys):
+    """``t.cuda()`` on a class of another file whose ``to`` returns a copy (pytorch3d's
+    Transform3d): only the index of the commit's tree tells that it is no in-place move."""
+    repo = tmp_path / "repo"
+    (repo / "geo").mkdir(parents=True)
+    (repo / "geo" / "transforms.py").write_text(
+        "class Transform3d:\n    def to(self, device):\n        other = self.clone()\n        return other\n"
+    )
+    source = "import torch\nfrom geo.transforms import Transform3d\n\n\ndef test_cuda():\n    t = Transform3d()\n    t.cuda()\n"
+    fixed = source.replace("    t.cuda()", "    t = t.cuda()")
+    three_commits(repo, "test_geo.py", (source, "Transforms"), (fixed, "Fix the test"), (fixed + "# end\n", "End"))
+    mine = load("mine_fix_commits")
+    mine.main([str(repo / ".git"), "--select", "TDL004", "--pickaxe", "--grep", "."])
+    assert "fixes of its shape: 0 of 1 caught" in capsys.readouterr().out
+    mine.main([str(repo / ".git"), "--select", "TDL004", "--pickaxe", "--grep", ".", "--project"])
+    assert "fixes of its shape: 1 of 1 caught" in capsys.readouterr().out
