@@ -1,6 +1,8 @@
 """Tests whose parameters are pytest fixtures: a parameter named after a fixture of the file
 receives what the fixture returns, so the fixture decides what the receiver is."""
 
+import unittest
+
 import pytest
 import torch
 from torch import nn
@@ -54,3 +56,17 @@ def test_scores(scores, labels, device):
     scores.cpu()  # expect: TDL004  what a tensor method returns is a tensor
     labels.to(device)  # expect: TDL004  a parametrized argument with no fixture of that name
     return scores, labels
+
+
+def test_unsupported_dtypes(device):
+    data = torch.rand(5, 5, dtype=torch.half)
+    with pytest.raises(AssertionError):
+        data.to(device)  # ok: TDL004  run for the error it raises
+    data.cuda()  # expect: TDL004
+
+
+class TestMoves(unittest.TestCase):
+    def test_bad_device(self):
+        weights = torch.zeros(3)
+        with self.assertRaisesRegex(RuntimeError, "invalid device"):
+            weights.to("cuda:99")  # ok: TDL004

@@ -14,6 +14,10 @@ from torchdevice_lint.rule import Invalid, Rule
 TENSOR_KEYWORDS = frozenset({"device", "dtype", "non_blocking", "copy", "memory_format"})
 
 
+#: Context managers of tests that expect the statements in them to raise.
+RAISES_CONTEXTS = frozenset({"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
+
+
 class DiscardedConversion(Rule):
     """
     ## What it does
@@ -40,7 +44,8 @@ class DiscardedConversion(Rule):
     returns (`thing = load(path)`) and a whole loader item (`for batch in loader`) are left
     alone. Tuple-unpacked batch elements (`for images, labels in loader`), arguments, model
     outputs and what tensor methods return are tensors; a test's argument named after a pytest
-    fixture of the file is what the fixture returns. A conversion of a fresh tensor
+    fixture of the file is what the fixture returns. A statement in a `with pytest.raises(...)`
+    (or `self.assertRaises(...)`) block is run for the error it raises and is not flagged. A conversion of a fresh tensor
     (`torch.ones(1).to(device)`) is not flagged: no variable was meant to move, and such a
     line is written for its side effect, such as creating the CUDA context.
 
@@ -209,6 +214,8 @@ class DiscardedConversion(Rule):
             return
         if any(arg.keyword is not None and arg.keyword.value not in TENSOR_KEYWORDS for arg in call.args):
             return  # ``bucket.to(device, keep_alignment=True)``: not ``Tensor.to``
+        if self._expects_an_error():
+            return  # ``with pytest.raises(...): qp.to(device)``: run for the error it raises
         functions = self.context.enclosing_functions()
         verdict = self._isinstance_guard(receiver) or self.analysis.receivers.judge(receiver, functions)
         if verdict not in (Receiver.TENSOR, Receiver.LIKELY_TENSOR, Receiver.GRAPH, Receiver.COPY):
@@ -217,6 +224,16 @@ class DiscardedConversion(Rule):
         copy = {Receiver.GRAPH: "graph", Receiver.COPY: "object"}.get(verdict, "tensor")
         message = self.message.format(receiver=receiver_text, method=method, copy=copy)
         self.report(call, message, self._fix(node, call, receiver, verdict, functions))
+
+    def _expects_an_error(self) -> bool:
+        """The statement is in a ``with pytest.raises(...)`` (or ``self.assertRaises(...)``) block."""
+        for node in self.context.ancestors:
+            if isinstance(node, cst.With):
+                for item in node.items:
+                    call = item.item
+                    if isinstance(call, cst.Call) and (dotted_name(call.func) or "").rsplit(".", 1)[-1] in RAISES_CONTEXTS:
+                        return True
+        return False
 
     def _isinstance_guard(self, receiver: cst.BaseExpression) -> Optional[Receiver]:
         """What an enclosing ``if isinstance(x, torch.Tensor):`` (or ``nn.Module``), or
