@@ -308,10 +308,21 @@ def test_a_class_whose_to_returns_a_new_object_converts_into_a_copy(tmp_path):
                 class Grid:
                     def to(self, device):
                         return type(self)(self.cells.to(device))
+
+
+                class Operator(Transform3d):
+                    def to(self, dest):
+                        out = super().to(dest)  # torchrl's SafeModule: the object itself
+                        return out
+
+
+                class Wrapped(ExternalModule):
+                    def to(self, dest):
+                        return Wrapped(self.inner.to(dest))  # perhaps an nn.Module: undecided
                 """,
             "tests/test_transforms.py": """\
                 import torch
-                from geo.transforms import Grid, Points, Transform3d, Translate
+                from geo.transforms import Grid, Operator, Points, Transform3d, Translate, Wrapped
 
 
                 def test_devices():
@@ -323,17 +334,21 @@ def test_a_class_whose_to_returns_a_new_object_converts_into_a_copy(tmp_path):
                     points.to("cuda")
                     grid = Grid()
                     grid.to("cuda")
+                    operator = Operator()
+                    operator.to("cuda")
+                    wrapped = Wrapped()
+                    wrapped.to("cuda")
                 """,
         },
     )
     view = view_of(tmp_path, "tests/test_transforms.py")
-    assert [view.class_named(name).copies_on_to for name in ("Transform3d", "Translate", "Points", "Grid")] == [
-        True, True, False, True,
-    ]
+    names = ("Transform3d", "Translate", "Points", "Grid", "Operator", "Wrapped")
+    assert [view.class_named(name).copies_on_to for name in names] == [True, True, False, True, False, True]
+    assert [view.class_named(name).is_module for name in names] == [False, False, False, False, False, None]
     assert not view.class_named("Translate").converts_in_place
     index = ProjectIndex.build(str(path) for path in sorted(tmp_path.rglob("*.py")))
     path = tmp_path / "tests/test_transforms.py"
     found = lint_source(path.read_text(), Settings(select=("TDL004",)), project=index, filename=str(path))
     assert [(f.line, f.message.split(" returns ")[1][:12]) for f in found] == [
-        (7, "a new object"), (9, "a new object"), (13, "a new object"),
+        (7, "a new object"), (9, "a new object"), (13, "a new object"),  # not Operator, nor Wrapped
     ]

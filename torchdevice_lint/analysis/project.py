@@ -127,14 +127,18 @@ def _returns_a_copy(text: str, start: int, end: int, owner: str) -> bool:
     (pytorch3d's ``Transform3d.to``), ``return copy.copy(self)``, ``return Boxes(...)``."""
     lines = text[start:end].splitlines()
     indent = len(lines[0]) - len(lines[0].lstrip())
+    body = []
     for line in lines[1:]:
         stripped = line.strip()
         if stripped and not stripped.startswith("#") and len(line) - len(line.lstrip()) <= indent:
             break  # the next method of the class
-        returned = _RETURN.match(line)
-        value = _COMMENT.sub("", returned.group(1)).strip() if returned else ""
+        body.append(stripped)
+    for stripped in body:
+        value = _COMMENT.sub("", stripped[len("return"):]).strip() if re.match(r"return\b", stripped) else ""
         if re.fullmatch(r"\w+", value) and value not in ("self", "None"):
-            return True
+            # ``out = super().to(dest); return out``: the object itself, as a module's ``to`` returns
+            if not any(re.match(rf"{value}\s*=\s*(self\s*(#.*)?$|super\(\))", line) for line in body):
+                return True
         if value.startswith((*_COPY_MAKERS, f"{owner}(")):
             return True
     return False
@@ -350,7 +354,7 @@ class ProjectView:
         defines = set(methods)
         for base in bases:
             verdict, inherited = self._base(path, base, seen | {key})
-            defines |= inherited
+            defines |= inherited - {COPYING_TO} if "to" in methods else inherited  # its own to() decides
             if verdict:
                 is_module = True
             elif verdict is None and is_module is False:

@@ -178,7 +178,7 @@ class ReceiverJudge:
             return Receiver.TENSOR
         if value.type_name is not None and value.kind is not Kind.MODULE:
             made = self.analysis.class_of(node)
-            if made is not None and made.copies_on_to and not made.is_module:
+            if made is not None and made.copies_on_to and made.is_module is False:
                 return Receiver.COPY  # pytorch3d's ``Transform3d``: its ``to`` returns a new object
         if value.kind is not Kind.UNKNOWN or value.type_name is not None:
             return Receiver.IN_PLACE  # a module, a container, a device, a loader, an object of a class
