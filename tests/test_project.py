@@ -294,6 +294,16 @@ def test_a_class_whose_to_returns_a_new_object_converts_into_a_copy(tmp_path):
                     def cuda(self):
                         return self.to("cuda")
 
+                    def compose(self, *others):
+                        out = Transform3d(device=self.device)
+                        out.others = others
+                        return out
+
+                    def inverse(self):
+                        if self.cached:
+                            return self  # not always a new object
+                        return self.clone()
+
 
                 class Translate(Transform3d):
                     pass
@@ -336,6 +346,11 @@ def test_a_class_whose_to_returns_a_new_object_converts_into_a_copy(tmp_path):
                     grid.to("cuda")
                     operator = Operator()
                     operator.to("cuda")
+                    composed = Transform3d().compose(shift)
+                    composed.cpu()
+                    shift.compose(t).cuda()
+                    inverted = t.inverse()
+                    inverted.cuda()
                     wrapped = Wrapped()
                     wrapped.to("cuda")
                 """,
@@ -351,4 +366,6 @@ def test_a_class_whose_to_returns_a_new_object_converts_into_a_copy(tmp_path):
     found = lint_source(path.read_text(), Settings(select=("TDL004",)), project=index, filename=str(path))
     assert [(f.line, f.message.split(" returns ")[1][:12]) for f in found] == [
         (7, "a new object"), (9, "a new object"), (13, "a new object"),  # not Operator, nor Wrapped
+        (17, "a new object"), (18, "a new object"),  # what compose() makes, also of the subclass
     ]
+    assert view.class_named("Translate").makers == frozenset({"compose"})  # inverse() may return self

@@ -53,6 +53,7 @@ _PLAIN_BASES = frozenset({"object", "Exception", "dict", "list", "tuple", "typin
 _CLASS = re.compile(r"^class[ \t]+(\w+)[ \t]*(?:\(([^()]*(?:\([^()]*\)[^()]*)*)\))?[ \t]*:", re.MULTILINE)
 _TOP_LEVEL = re.compile(r"^[^\s#@)\]}'\"]", re.MULTILINE)
 _METHOD = re.compile(r"^[ \t]+def[ \t]+(to|cuda)[ \t]*\(", re.MULTILINE)
+_ANY_METHOD = re.compile(r"^[ \t]+def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
 _FUNCTION = re.compile(r"^def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
 _RETURN = re.compile(r"^[ \t]+return\b[ \t]*(.*)$", re.MULTILINE)
 _RETURNED_CALL = re.compile(r"([A-Za-z_][\w.]*)[ \t]*\(")
@@ -65,6 +66,8 @@ _COMMENT = re.compile(r"#[^\n]*")
 _COPY_MAKERS = ("self.clone(", "copy.copy(self", "copy.deepcopy(self", "deepcopy(self", "type(self)(", "self.__class__(")
 #: Marks, among a class's tracked methods, a ``to`` that returns a copy on some path.
 COPYING_TO = "to:copy"
+#: Marks a method of such a class that returns a new object of the class: ``makes:compose``.
+MAKES = "makes:"
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,15 @@ def scan(text: str) -> FileFacts:
                     found.add(COPYING_TO)
                 classes[name] = (bases, methods | found)
                 break
+    for start, end, name in class_spans:
+        bases, methods = classes[name]
+        if COPYING_TO in methods:  # its other methods that return a new object of the class
+            makers = {
+                f"{MAKES}{method.group(1)}"
+                for method in _ANY_METHOD.finditer(text, start, end)
+                if method.group(1) not in TRACKED_METHODS and _makes_own_class(text, method.start(), end, name)
+            }
+            classes[name] = (bases, methods | makers)
     returns = {}
     for function in _FUNCTION.finditer(text):
         body = text[function.end() : _next_top(tops, function.end())]
@@ -121,10 +133,8 @@ def scan(text: str) -> FileFacts:
     return FileFacts(classes, _imports(text), returns)
 
 
-def _returns_a_copy(text: str, start: int, end: int, owner: str) -> bool:
-    """Whether the method of class ``owner`` whose ``def`` line starts at ``start`` returns, on
-    some path, an object other than ``self``: ``other = self.clone() ... return other``
-    (pytorch3d's ``Transform3d.to``), ``return copy.copy(self)``, ``return Boxes(...)``."""
+def _method_body(text: str, start: int, end: int) -> list[str]:
+    """The stripped lines of the method whose ``def`` line starts at ``start``."""
     lines = text[start:end].splitlines()
     indent = len(lines[0]) - len(lines[0].lstrip())
     body = []
@@ -133,8 +143,37 @@ def _returns_a_copy(text: str, start: int, end: int, owner: str) -> bool:
         if stripped and not stripped.startswith("#") and len(line) - len(line.lstrip()) <= indent:
             break  # the next method of the class
         body.append(stripped)
-    for stripped in body:
-        value = _COMMENT.sub("", stripped[len("return"):]).strip() if re.match(r"return\b", stripped) else ""
+    return body
+
+
+def _returned_values(body: list[str]) -> list[str]:
+    return [_COMMENT.sub("", line[len("return"):]).strip() for line in body if re.match(r"return\b", line)]
+
+
+def _makes_own_class(text: str, start: int, end: int, owner: str) -> bool:
+    """Every return of the method is a new object of class ``owner``: ``return Owner(...)``,
+    ``return self.clone()``, or a name bound to one (``out = Owner(device=d) ... return out``:
+    pytorch3d's ``Transform3d.compose``)."""
+    body = _method_body(text, start, end)
+    values = _returned_values(body)
+    makers = (*_COPY_MAKERS, f"{owner}(")
+    for value in values:
+        if value.startswith(makers):
+            continue
+        if re.fullmatch(r"\w+", value) and any(
+            re.match(rf"{value}\s*=\s*({'|'.join(map(re.escape, makers))})", line) for line in body
+        ):
+            continue
+        return False
+    return bool(values)
+
+
+def _returns_a_copy(text: str, start: int, end: int, owner: str) -> bool:
+    """Whether the method of class ``owner`` whose ``def`` line starts at ``start`` returns, on
+    some path, an object other than ``self``: ``other = self.clone() ... return other``
+    (pytorch3d's ``Transform3d.to``), ``return copy.copy(self)``, ``return Boxes(...)``."""
+    body = _method_body(text, start, end)
+    for value in _returned_values(body):
         if re.fullmatch(r"\w+", value) and value not in ("self", "None"):
             # ``out = super().to(dest); return out``: the object itself, as a module's ``to`` returns
             if not any(re.match(rf"{value}\s*=\s*(self\s*(#.*)?$|super\(\))", line) for line in body):
@@ -192,6 +231,8 @@ class ProjectClass:
     defines_cuda: bool
     #: Its own ``to`` (or a project base's) returns a new object on some path, not ``self``.
     copies_on_to: bool = False
+    #: For such a class: its methods that return a new object of the class (``compose``).
+    makers: frozenset[str] = frozenset()
 
     @property
     def converts_in_place(self) -> bool:
@@ -359,7 +400,8 @@ class ProjectView:
                 is_module = True
             elif verdict is None and is_module is False:
                 is_module = None
-        found = ProjectClass(path, name, is_module, "to" in defines, "cuda" in defines, COPYING_TO in defines)
+        makers = frozenset(method[len(MAKES):] for method in defines if method.startswith(MAKES))
+        found = ProjectClass(path, name, is_module, "to" in defines, "cuda" in defines, COPYING_TO in defines, makers)
         self._classes[key] = found
         return found
 
@@ -386,7 +428,7 @@ class ProjectView:
             name
             for name, present in (("to", found.defines_to), ("cuda", found.defines_cuda), (COPYING_TO, found.copies_on_to))
             if present
-        }
+        } | {f"{MAKES}{method}" for method in found.makers}
         return found.is_module, inherited
 
 

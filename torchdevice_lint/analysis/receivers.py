@@ -282,6 +282,9 @@ class ReceiverJudge:
             return known
         if isinstance(call.func, cst.Attribute):
             method = call.func.attr.value
+            made = self.analysis.class_of(call.func.value)
+            if made is not None and method in made.makers and made.is_module is False:
+                return Receiver.COPY  # ``Transform3d().compose(r, t)``: a new Transform3d
             if method in torch_api.CONVERSION_METHODS or method in SELF_RETURNING_MODULE_METHODS:
                 # ``x.float()`` is what ``x`` is; ``self.model.eval()`` is ``self.model``
                 return self.judge(call.func.value, functions)
