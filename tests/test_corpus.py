@@ -11,10 +11,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import libcst as cst
 import pytest
 
-from torchdevice_lint import Settings, fix_source, lint_source
+from torchdevice_lint import Settings, lint_source
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 FILES = sorted(CORPUS.glob("*.py"))
@@ -52,15 +51,6 @@ def test_findings_are_exactly_the_expect_labels(path):
         f"{path.name}: reported on ok lines {false_positives}; "
         f"missed expected {missed}; reported on unlabelled lines {unlabelled}"
     )
-
-
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
-def test_unsafe_fix_parses_and_is_idempotent(path):
-    source = path.read_text()
-    once = fix_source(source, unsafe=True, settings=SETTINGS)
-    cst.parse_module(once)
-    assert fix_source(once, unsafe=True, settings=SETTINGS) == once
-    assert fix_source(source, unsafe=True) == fix_source(fix_source(source, unsafe=True), unsafe=True)
 
 
 def test_corpus_size_and_balance():
