@@ -140,6 +140,10 @@ class Boxes:
     def to(self, device):
         return Boxes(self.xyxy.to(device))
 
+    def shifted(self, offset):
+        out = Boxes(self.xyxy + offset)
+        return out
+
 
 class Cameras:
     """Cameras moved in place: their to() returns the cameras themselves."""
@@ -157,4 +161,6 @@ def place_targets(xyxy, poses, device):
     boxes.to(device)  # expect: TDL004  the project's to() returns a new object
     cameras = Cameras(poses)
     cameras.to(device)  # ok: TDL004
-    return boxes, cameras
+    moved = boxes.shifted(1.0)
+    moved.to(device)  # expect: TDL004  shifted() makes new Boxes, converted into a copy too
+    return boxes, cameras, moved
