@@ -94,6 +94,12 @@ class CudaLiteral(Rule):
         'target = DeviceTarget(device="cuda", backend="cuda", vendor="nvidia")',
         'def test_plan(monkeypatch):\n    monkeypatch.setattr(mem, "gpu_count", lambda: 1)\n'
         '    assert apply_memory_plan(pipe, plan, device="cuda") == "cuda"',
+        "def test_cache_keeps_per_device_entries(monkeypatch):\n"
+        "    monkeypatch.setattr(torch.linalg, 'pinv', fake_pinv)\n"
+        "    device_0 = torch.device('cuda:0')\n    device_1 = torch.device('cuda:1')\n"
+        "    matrix_0 = resampler._get_or_create_pinv_matrix(new_size, device_0)\n"
+        "    matrix_1 = replica._get_or_create_pinv_matrix(new_size, device_1)\n"
+        "    assert resampler._get_or_create_pinv_matrix(new_size, device_0) is matrix_0",
         'def test_names(monkeypatch):\n    d0 = torch.device("cuda:0")\n    assert str(d0) == "cuda:0"\n    assert {d0: 1}[d0] == 1',
         'import triton\n\ndef launch(x):\n    out = torch.empty(x.shape, device="cuda")\n    _kernel[(1,)](x, out)\n    return out',
         "from ..testing_utils import torch_device\n\ndef test_offload_id(sd):\n"
@@ -258,11 +264,28 @@ class CudaLiteral(Rule):
             text = string_value(other.value) if other is not arg else None
             if text is not None and (names_cuda(text) or text.lower() in ("nvidia", "gpu")):
                 return True
+        return self._fakes_its_environment()
+
+    def _fakes_its_environment(self) -> bool:
+        """Inside a test taking a fixture that fakes the environment (``monkeypatch``, ``mocker``)."""
         return any(
             param.name.value in _FAKING_FIXTURES
             for function in self.context.enclosing_functions()
             for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
         )
+
+    def _given_to_code_under_test(self, scope: cst.CSTNode) -> set[cst.Name]:
+        """Names passed as arguments to calls that are neither torch's nor ``.to``/``.cuda``."""
+        names: set[cst.Name] = set()
+        for node in walk(scope):
+            if not isinstance(node, cst.Call):
+                continue
+            qualified = self.analysis.qualified_name(node.func) or ""
+            method = node.func.attr.value if isinstance(node.func, cst.Attribute) else ""
+            if qualified.startswith("torch.") or method in ("to", "cuda"):
+                continue
+            names.update(arg.value for arg in node.args if isinstance(arg.value, cst.Name))
+        return names
 
     def _assigned_to_device_name(self, parent: Optional[cst.CSTNode]) -> bool:
         if isinstance(parent, cst.Assign):
@@ -275,7 +298,9 @@ class CudaLiteral(Rule):
 
     def _assigned_only_looked_up(self, parent: Optional[cst.CSTNode]) -> bool:
         """``dev = torch.device("cuda:0")`` whose every use is a dictionary key, a comparison
-        or a string (``str(dev) == "cuda:0"``): the device value never places a tensor."""
+        or a string (``str(dev) == "cuda:0"``), or, in a test that fakes its environment, an
+        argument to code that is not torch's (timm's test_layers.py: two devices as cache keys
+        with torch.linalg.pinv monkeypatched): the device value never places a tensor."""
         if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
             return False
         target = parent.targets[0].target
@@ -285,6 +310,8 @@ class CudaLiteral(Rule):
         scope: cst.CSTNode = functions[0] if functions else self.analysis.module
         uses = 0
         formatted = _formatted_names(scope)
+        if self._fakes_its_environment():
+            formatted |= self._given_to_code_under_test(scope)
         for node in walk(scope):
             for child, looked_up in _children_with_role(node):
                 if isinstance(child, cst.Name) and child.value == target.value and child is not target:
