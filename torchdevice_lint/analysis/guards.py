@@ -92,11 +92,17 @@ _CUDA_ONLY_LIBRARIES = ("triton", "bitsandbytes")
 
 def in_cuda_only_code(imports: ImportTable, ancestors: Sequence[cst.CSTNode]) -> bool:
     """Inside code that is CUDA-only by construction: a Triton kernel (``@triton.jit``), a
-    launcher (a function that calls ``kernel[grid](...)`` in a file importing Triton), or a
-    function that calls into ``bitsandbytes``. Moving it to the CPU cannot make it run."""
+    launcher (a function that calls ``kernel[grid](...)`` in a file importing Triton), a
+    function that calls into ``bitsandbytes``, or any code of a module that defines a Triton
+    kernel (its wrappers, autograd functions and the tests beside them reach the kernels
+    through each other: unsloth's kernels/layernorm.py ``test_layernorm``). Moving it to the
+    CPU cannot make it run."""
     if not any(full.split(".")[0] in _CUDA_ONLY_LIBRARIES for full in imports.aliases.values()):
         return False
     imports_triton = any(full.split(".")[0] == "triton" for full in imports.aliases.values())
+    module = ancestors[0] if ancestors else None
+    if imports_triton and isinstance(module, cst.Module) and _defines_a_triton_kernel(imports, module):
+        return True
     for node in ancestors:
         if not isinstance(node, cst.FunctionDef):
             continue
@@ -108,6 +114,15 @@ def in_cuda_only_code(imports: ImportTable, ancestors: Sequence[cst.CSTNode]) ->
             if isinstance(inner, (cst.Attribute, cst.Name)) and _from_cuda_only_library(imports, inner):
                 return True
     return False
+
+
+def _defines_a_triton_kernel(imports: ImportTable, module: cst.Module) -> bool:
+    """A top-level function of ``module`` is decorated from Triton (``@triton.jit``, ``@triton.autotune``)."""
+    return any(
+        isinstance(statement, cst.FunctionDef)
+        and any(_from_cuda_only_library(imports, d.decorator) for d in statement.decorators)
+        for statement in module.body
+    )
 
 
 def _from_cuda_only_library(imports: ImportTable, node: cst.BaseExpression) -> bool:

@@ -80,6 +80,8 @@ class CudaCall(Rule):
         "@unittest.skipIf(not torch.cuda.is_available(), 'no GPU')\ndef test_kernel():\n    x = torch.ones(2).cuda()",
         "import triton\n\ndef launch(x):\n    y = x.cuda()\n    _kernel[(1,)](y)\n    return y",
         "import bitsandbytes as bnb\n\ndef quantize(w):\n    return bnb.functional.quantize_4bit(w.cuda())",
+        "import torch\nimport triton\n\n\n@triton.jit\ndef _kernel(x_ptr):\n    pass\n\n\n"
+        "def test_kernel():\n    x = torch.randn(8).cuda()\n    assert fast_op(x).shape == x.shape",
     )
     invalid = (
         Invalid(

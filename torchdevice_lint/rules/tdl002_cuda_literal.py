@@ -9,6 +9,7 @@ from torchdevice_lint.analysis.guards import (
     in_code_named_for_cuda,
     in_cuda_only_code,
     in_cuda_only_test,
+    in_test_code,
     under_device_check,
 )
 from torchdevice_lint.analysis.tree import positional_arguments, string_value, walk
@@ -39,7 +40,9 @@ class CudaLiteral(Rule):
     that describe a CUDA setup (`backend="cuda"`), or by a test that fakes its environment
     (takes `monkeypatch`/`mocker`) to code that is not torch's. Code after `if not
     torch.cuda.is_available(): pytest.skip(...)` is a CUDA-only test. A file that imports
-    torch only inside functions gets no module-level device line (reported, not fixed). Triton launchers, `bitsandbytes` paths and the
+    torch only inside functions gets no module-level device line (reported, not fixed), and
+    a test file without torch only hands device names to the code under test. Triton
+    launchers (and all of a module that defines a Triton kernel), `bitsandbytes` paths and the
     accelerator given to CPU offloading (`enable_model_cpu_offload(device="cuda")`, which
     refuses a CPU device) are CUDA-only by construction and left alone.
 
@@ -91,6 +94,11 @@ class CudaLiteral(Rule):
         'def test_keys():\n    d0 = torch.device("cuda:0")\n    table = {d0: 1, torch.device("cuda:1"): 2}\n'
         "    assert table[d0] == 1",
         'import types\nfake_target = types.SimpleNamespace(device="cuda", dtype=None)',
+        "from core.inference.diffusion_memory import apply_memory_plan\n\n\ndef test_apply_falls_back():\n"
+        '    pipe = _RecordingPipe()\n    apply_memory_plan(pipe, plan, device="cuda")\n'
+        '    assert pipe.offload_device == "cuda"',
+        "import torch\nimport triton\n\n\n@triton.jit\ndef _kernel(x_ptr):\n    pass\n\n\n"
+        "def test_kernel(dim=8):\n    x = torch.randn(dim, device='cuda')\n    assert fast_op(x).shape == x.shape",
         'target = DeviceTarget(device="cuda", backend="cuda", vendor="nvidia")',
         'def test_plan(monkeypatch):\n    monkeypatch.setattr(mem, "gpu_count", lambda: 1)\n'
         '    assert apply_memory_plan(pipe, plan, device="cuda") == "cuda"',
@@ -203,6 +211,8 @@ class CudaLiteral(Rule):
         literal = self._cuda_literal(node)
         if literal is None or self._is_guarded() or self._inside_cuda_api():
             return
+        if self.analysis.imports.torch_alias is None and in_test_code(self.analysis.imports, self.context.ancestors):
+            return  # a test without torch hands device names to the code under test as data
         parent = self.context.parent()
         if isinstance(node, cst.Call):
             if _only_looked_up(node, parent) or self._assigned_only_looked_up(parent):
