@@ -311,6 +311,16 @@ def test_a_class_whose_to_returns_a_new_object_converts_into_a_copy(tmp_path):
 
                 class Points:
                     def to(self, device):
+                        '''Move the points.
+
+                        return other  (a docstring, no code)
+                        '''
+
+                        def offloaded(module):  # diffusers' DiffusionPipeline.to
+                            if module is None:
+                                return False
+                            return offloaded
+
                         self.xyz = self.xyz.to(device)
                         return self
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import keyword
 import os
 import re
 import stat
@@ -134,15 +135,30 @@ def scan(text: str) -> FileFacts:
 
 
 def _method_body(text: str, start: int, end: int) -> list[str]:
-    """The stripped lines of the method whose ``def`` line starts at ``start``."""
+    """The stripped lines of the method whose ``def`` line starts at ``start``, without its
+    docstrings and other triple-quoted strings, nor the bodies of functions nested in it
+    (diffusers' ``DiffusionPipeline.to`` has helpers that ``return False``)."""
     lines = text[start:end].splitlines()
     indent = len(lines[0]) - len(lines[0].lstrip())
-    body = []
+    body: list[str] = []
+    nested: Optional[int] = None  # the indentation of a nested def being skipped
+    in_string = False
     for line in lines[1:]:
         stripped = line.strip()
-        if stripped and not stripped.startswith("#") and len(line) - len(line.lstrip()) <= indent:
+        depth = len(line) - len(line.lstrip())
+        quotes = stripped.count('"""') + stripped.count("'''")
+        if in_string or quotes:
+            in_string ^= quotes % 2 == 1
+            continue
+        if not stripped or stripped.startswith("#"):
+            continue
+        if depth <= indent:
             break  # the next method of the class
-        body.append(stripped)
+        if nested is not None and depth > nested:
+            continue
+        nested = depth if stripped.startswith(("def ", "async def ", "class ")) else None
+        if nested is None:
+            body.append(stripped)
     return body
 
 
@@ -160,7 +176,7 @@ def _makes_own_class(text: str, start: int, end: int, owner: str) -> bool:
     for value in values:
         if value.startswith(makers):
             continue
-        if re.fullmatch(r"\w+", value) and any(
+        if value.isidentifier() and any(
             re.match(rf"{value}\s*=\s*({'|'.join(map(re.escape, makers))})", line) for line in body
         ):
             continue
@@ -174,7 +190,7 @@ def _returns_a_copy(text: str, start: int, end: int, owner: str) -> bool:
     (pytorch3d's ``Transform3d.to``), ``return copy.copy(self)``, ``return Boxes(...)``."""
     body = _method_body(text, start, end)
     for value in _returned_values(body):
-        if re.fullmatch(r"\w+", value) and value not in ("self", "None"):
+        if value.isidentifier() and not keyword.iskeyword(value) and value != "self":
             # ``out = super().to(dest); return out``: the object itself, as a module's ``to`` returns
             if not any(re.match(rf"{value}\s*=\s*(self\s*(#.*)?$|super\(\))", line) for line in body):
                 return True
