@@ -96,17 +96,19 @@ def from_hypothesmith(name: str) -> st.SearchStrategy[str]:
 
 
 def fuzz(examples: int):
+    """Few examples per run, each run new ones (no example database, a fresh seed): the suite
+    stays fast and the examples tried add up over the runs of CI and of everyone's loop."""
     return settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 
 
-@fuzz(60)
+@fuzz(30)
 @given(from_hypothesmith("from_grammar"))
 def test_programs_from_the_grammar(program):
     check_invariants((HEADER + program).encode("utf-8", "surrogatepass"))
 
 
 # Generating from LibCST's nodes is slow (large programs): fewer examples, each with bugs added.
-@fuzz(25)
+@fuzz(12)
 @given(from_hypothesmith("from_node"), st.sampled_from([
     "model = Net().cuda()\n", "x = torch.zeros(3)\nx.to(device)\n", "t = torch.device('cuda')\n"]))
 def test_programs_from_libcst_nodes_with_a_device_bug(program, bug):
@@ -259,7 +261,7 @@ def encode(program: str, how: str) -> bytes:
     return program.encode()
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@fuzz(50)
 @given(nested_programs())
 def test_composed_programs_in_every_byte_format(case):
     program, how = case
@@ -331,7 +333,7 @@ def deeply_nested_programs(draw):
 
 
 @pytest.mark.filterwarnings("ignore:The recursion limit will not be reset")  # the guard raises it for good
-@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@fuzz(5)
 @given(deeply_nested_programs())
 def test_deep_nesting_is_checked_or_refused_in_one_line(program):
     """Past the budget a file is refused with one line; within it, every invariant holds.

@@ -52,7 +52,7 @@ ORDINARY_FIXED = {
 #: Every run ends well within this, or the test fails (a hang).
 RUN_TIMEOUT = 150
 #: The per-file time budget the runs use: small, so that slow files show the deadline at work.
-FILE_TIMEOUT = "3"
+FILE_TIMEOUT = "2"
 
 
 @pytest.fixture(scope="module")
