@@ -166,3 +166,21 @@ def test_the_device_line_keeps_the_files_own_isort_check_clean(source, lines_aft
     fixed = fix_source(source)
     assert "device = torch.device(" in fixed
     assert isort_clean(fixed), fixed
+
+
+def test_device_literals_assigned_to_names_cost_one_read_of_their_scope(monkeypatch):
+    # Whether `dev = torch.device("cuda")` only serves as a key is judged from the uses of `dev`
+    # in its scope; they are read once per scope, not once per literal (a module of 160 such
+    # lines took 5 s, the scope walked once for each).
+    from torchdevice_lint.rules import tdl002_cuda_literal
+
+    walked: list[object] = []
+    real_walk = tdl002_cuda_literal.walk
+    monkeypatch.setattr(tdl002_cuda_literal, "walk", lambda node: walked.append(node) or real_walk(node))
+    walks = {}
+    for count in (10, 40):
+        walked.clear()
+        source = "import torch\n" + "".join(f'v{i} = torch.device("cuda")\n' for i in range(count))
+        assert [f.code for f in Linter().lint(source)].count("TDL002") == count
+        walks[count] = sum(isinstance(node, cst.Module) for node in walked)
+    assert walks[10] == walks[40] <= 2
