@@ -190,6 +190,18 @@ def test_a_lone_file_brings_its_whole_project(project):
     assert str((project / "pkg/base.py").resolve()) in index.files
 
 
+def test_a_lone_file_outside_any_project_brings_its_folder_and_packages_only(tmp_path):
+    # A script in a home or temporary folder: the other folders below it are not its project (a
+    # script in /tmp once took a minute to check, indexing every repository unpacked there).
+    write(tmp_path, {"train.py": "", "utils.py": "", "models/__init__.py": "", "models/net.py": "", "other/repo/big.py": ""})
+    walked: list[str] = []
+    index = index_for_run([str(tmp_path / "train.py")], [str(tmp_path / "train.py")], walked.append)
+    assert walked == []
+    assert sorted(os.path.relpath(path, tmp_path.resolve()) for path in index.files) == [
+        "models/__init__.py", "models/net.py", "train.py", "utils.py",
+    ]
+
+
 # ---------------------------------------------------------------- front ends
 #: A forward of a module whose nn.Module base lives in another file: only the project index
 #: tells that its inputs live on the device, so that the mask made without a device meets them.

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
-from torchdevice_lint.analysis.project import ProjectIndex
+from torchdevice_lint.analysis.project import ProjectIndex, project_files
 from torchdevice_lint.config import DEFAULT_EXCLUDE, Config
 from torchdevice_lint.patterns import PatternSet, relative_to_root
 
@@ -195,4 +195,9 @@ def without_dot_prefix(path: str) -> str:
 @functools.lru_cache(maxsize=16)
 def index_of_project(root: str) -> ProjectIndex:
     """The index of the project in ``root``, built once per process (the flake8 plugin)."""
-    return ProjectIndex.build(path for path in iter_python_files([root]) if isinstance(path, str))
+    return ProjectIndex.build(project_files(root, walk_files))
+
+
+def walk_files(folder: str) -> Iterator[str]:
+    """The Python files of a folder, walked with the default configuration."""
+    return (path for path in iter_python_files([folder]) if isinstance(path, str))

@@ -454,8 +454,34 @@ def index_for_run(arguments: Iterable[str], walked: Iterable[str], walk: Callabl
     ``walk(folder)``."""
     paths = list(walked)
     for root in sorted({project_root(argument) for argument in arguments if os.path.isfile(argument)}):
-        paths.extend(walk(root))
+        paths.extend(project_files(root, walk))
     return ProjectIndex.build(paths)
+
+
+def project_files(root: str, walk: Callable[[str], Iterable[str]]) -> Iterable[str]:
+    """The Python files of the project in ``root`` (a folder `project_root` gave): what ``walk``
+    yields under a marked folder; under an unmarked one (a script in a home or temporary folder)
+    only its own files and those of the packages in it, since everything below such a folder can
+    be tens of thousands of unrelated files (a lone script in /tmp took a minute to check)."""
+    if is_marked(root):
+        return walk(root)
+    return _loose_files(root)
+
+
+def _loose_files(folder: str) -> Iterable[str]:
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.endswith(".py") and entry.is_file():
+            yield entry.path
+        elif entry.is_dir(follow_symlinks=False) and os.path.isfile(os.path.join(entry.path, "__init__.py")):
+            yield from _loose_files(entry.path)
+
+
+def is_marked(folder: str) -> bool:
+    return any(os.path.exists(os.path.join(folder, marker)) for marker in PROJECT_MARKERS)
 
 
 def project_root(path: str) -> str:
@@ -463,7 +489,7 @@ def project_root(path: str) -> str:
     ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``, else the file's own folder."""
     folder = start = os.path.dirname(os.path.realpath(path))
     while True:
-        if any(os.path.exists(os.path.join(folder, marker)) for marker in PROJECT_MARKERS):
+        if is_marked(folder):
             return folder
         parent = os.path.dirname(folder)
         if parent == folder:

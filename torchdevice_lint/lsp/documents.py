@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from torchdevice_lint.analysis.project import ProjectIndex, project_root, scan
+from torchdevice_lint.analysis.project import ProjectIndex, project_files, project_root, scan
 from torchdevice_lint.api import fix_file, lint_file
 from torchdevice_lint.config import Config, ConfigError, find_config, load_config
 from torchdevice_lint.engine import Linter
-from torchdevice_lint.files import iter_python_files
+from torchdevice_lint.files import walk_files
 from torchdevice_lint.findings import Finding
 from torchdevice_lint.guard import TooComplex, within_budget
 from torchdevice_lint.noqa import NOQA, NoqaLines
@@ -95,7 +95,7 @@ class Engine:
         root = project_root(path)
         index = self._projects.get(root)
         if index is None:
-            index = self._projects[root] = ProjectIndex.build(p for p in iter_python_files([root]) if isinstance(p, str))
+            index = self._projects[root] = ProjectIndex.build(project_files(root, walk_files))
         return index
 
     def closed(self, document: str) -> None:
