@@ -164,3 +164,36 @@ def place_targets(xyxy, poses, device):
     moved = boxes.shifted(1.0)
     moved.to(device)  # expect: TDL004  shifted() makes new Boxes, converted into a copy too
     return boxes, cameras, moved
+
+
+def pack_quantized(model, quantizers, quant_linear):
+    """Items of a collection of modules are modules (a quantizer packing its layers)."""
+    qlayers = get_layers(model, [quant_linear])
+    for name in qlayers:
+        layer_device = qlayers[name].device
+        qlayers[name].to("cpu")  # ok: TDL004  get_layers() gathers modules
+        qlayers[name].pack(quantizers[name])
+        qlayers[name].to(layer_device)  # ok: TDL004
+    children = {key: child for key, child in model.named_children()}
+    children["head"].half()  # ok: TDL004  the values of named_children() are modules
+    outputs = get_model_outputs(model)
+    outputs[0].cpu()  # expect: TDL004  a helper named after outputs, not after modules
+    return qlayers
+
+
+class QuantizedLoRA(nn.Module):
+    """A weight replaced by an object of another class: its own cuda() decides."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.linear = nn.Linear(dim, dim)
+
+    def merge(self, merged, params_class):
+        weight = self.linear.weight
+        self.linear.weight = params_class(merged, requires_grad=False)
+        self.linear.weight.cuda(weight.device)  # ok: TDL004  quantized in place by its class
+        self.linear.bias.cuda()  # expect: TDL004  still the Linear's bias tensor
+
+    def reset(self, batch):
+        batch["mask"] = torch.ones(3)  # ok: TDL003
+        batch["mask"].cuda()  # expect: TDL004  assigned a tensor just before

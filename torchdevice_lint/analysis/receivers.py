@@ -164,12 +164,29 @@ class ReceiverJudge:
             base = receiver.value
             if _root(base) in ("self", "cls") or _names_in_place_part(base) or self._known_kind(base) is Receiver.IN_PLACE:
                 return Receiver.IN_PLACE  # ``self.layers[i]``, ``models[k]``
+            if isinstance(base, cst.Name) and self._holds_modules(base.value, functions):
+                return Receiver.IN_PLACE  # ``qlayers = get_layers(model); qlayers[name]``
             if (dotted_name(base) or "").rsplit(".", 1)[-1] in SETTINGS_NAMES or _names_in_place_key(receiver):
                 return Receiver.IN_PLACE  # ``hparams["encoder"]``: modules built from a configuration
             return Receiver.LIKELY_TENSOR  # ``batch[0]``, ``inputs["ids"]``
         if isinstance(receiver, cst.Call):
             return self._judge_made(receiver, functions)
         return Receiver.UNKNOWN
+
+    def judge_assigned(self, value: cst.BaseExpression, functions: Sequence[cst.FunctionDef]) -> Receiver:
+        """What a receiver is that was last assigned ``value``."""
+        return self._judge_binding(Binding.ASSIGNED, value, functions)
+
+    def _holds_modules(self, name: str, functions: Sequence[cst.FunctionDef]) -> bool:
+        """Every binding of ``name`` is a collection of modules, so its items are modules: what a
+        helper named after modules gathers (``get_layers(model, [QuantLinear])``,
+        ``find_modules(...)``), or a mapping or list built from ``named_modules()``,
+        ``modules()``, ``children()`` or ``named_children()``."""
+        bindings = self.bindings_of(name, functions)
+        return bool(bindings) and all(
+            kind is Binding.ASSIGNED and isinstance(node, cst.BaseExpression) and _gathers_modules(node)
+            for kind, node in bindings
+        )
 
     def _known_kind(self, node: cst.BaseExpression) -> Optional[Receiver]:
         """What the flow analysis and the project index tell of the kind of ``node``."""
@@ -413,6 +430,37 @@ def _enumerates(loop: Optional[cst.CSTNode], target: cst.BaseExpression) -> bool
         and isinstance(target.elements[1].value, cst.Name)
         and isinstance(loop.iter, cst.Call) and dotted_name(loop.iter.func) == "enumerate"
     )
+
+
+#: ``nn.Module`` methods that iterate over its submodules.
+_MODULE_ITERATORS = frozenset({"named_modules", "modules", "children", "named_children"})
+
+
+def _gathers_modules(value: cst.BaseExpression) -> bool:
+    """A collection of modules: ``get_layers(model)`` (a helper named after modules, not a
+    constructor), ``dict(model.named_modules())``, ``{n: m for n, m in model.named_children()}``."""
+    if isinstance(value, cst.Call):
+        callee = dotted_name(value.func)
+        if callee is None:
+            return False
+        last = callee.rsplit(".", 1)[-1]
+        if last in ("dict", "list", "OrderedDict") and value.args:
+            return _gathers_modules(value.args[0].value)
+        if last in _MODULE_ITERATORS:
+            return True
+        # A helper whose name is a verb and ends in a word for modules (``get_layers``,
+        # ``find_modules``); not a model called on its input (``model(x)``, ``get_model_outputs``).
+        parts = words(last)
+        return len(parts) > 1 and parts[0] in BUILDER_VERBS + ("find", "collect", "gather") and names_in_place_object(parts[-1])
+    if isinstance(value, (cst.DictComp, cst.ListComp)):
+        return any(_gathers_modules(node.iter) for node in _comprehension_fors(value.for_in))
+    return False
+
+
+def _comprehension_fors(node: Optional[cst.CompFor]) -> Iterator[cst.CompFor]:
+    while node is not None:
+        yield node
+        node = node.inner_for_in
 
 
 def _names_in_place_part(node: cst.BaseExpression) -> bool:

@@ -45,7 +45,12 @@ class DiscardedConversion(Rule):
     alone. Tuple-unpacked batch elements (`for images, labels in loader`), arguments, model
     outputs and what tensor methods return are tensors; a test's argument named after a pytest
     fixture of the file is what the fixture returns. A statement in a `with pytest.raises(...)`
-    (or `self.assertRaises(...)`) block is run for the error it raises and is not flagged. A conversion of a fresh tensor
+    (or `self.assertRaises(...)`) block is run for the error it raises and is not flagged.
+    The items of a collection of modules are modules: what a helper named after modules
+    gathers (`qlayers = get_layers(model); qlayers[name].to("cpu")`) or what
+    `named_modules()`/`named_children()` list. An attribute or item is what the last assignment
+    to it before the statement made it: `self.linear.weight = bnb.nn.Params4bit(...)` replaces
+    the Linear's weight tensor by an object of another class, whose `cuda()` quantizes it in place. A conversion of a fresh tensor
     (`torch.ones(1).to(device)`) is not flagged: no variable was meant to move, and such a
     line is written for its side effect, such as creating the CUDA context.
 
@@ -108,6 +113,17 @@ class DiscardedConversion(Rule):
         "    batch.to(device)\n    for data in loader:\n        data.to(device)\n",
         "import torch\n\ndef evaluate(model, inputs, device):\n    encoded = tokenizer(inputs, return_tensors='pt')\n"
         "    encoded.to(device)\n",
+        # Items of a collection of modules: what a helper named after modules gathers, named_modules().
+        "import torch\n\ndef pack(model, quant_linear):\n    qlayers = get_layers(model, [quant_linear])\n"
+        "    for name in qlayers:\n        qlayers[name].to('cpu')\n    named = dict(model.named_modules())\n"
+        "    named['head'].half()\n",
+        # The attribute was last assigned an object of another class (bitsandbytes' Params4bit
+        # quantizes itself in cuda()): the Linear's weight it replaced no longer decides.
+        "import torch\nimport bitsandbytes as bnb\n\nclass LoRALinear(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.linear = torch.nn.Linear(2, 2)\n\n"
+        "    def merge(self, data):\n        weight = self.linear.weight\n"
+        "        self.linear.weight = bnb.nn.Params4bit(data, requires_grad=False)\n"
+        "        self.linear.weight.cuda(weight.device)\n",
     )
     invalid = (
         Invalid(
@@ -217,7 +233,8 @@ class DiscardedConversion(Rule):
         if self._expects_an_error():
             return  # ``with pytest.raises(...): qp.to(device)``: run for the error it raises
         functions = self.context.enclosing_functions()
-        verdict = self._isinstance_guard(receiver) or self.analysis.receivers.judge(receiver, functions)
+        verdict = self._isinstance_guard(receiver) or self._reassigned(receiver, functions)
+        verdict = verdict or self.analysis.receivers.judge(receiver, functions)
         if verdict not in (Receiver.TENSOR, Receiver.LIKELY_TENSOR, Receiver.GRAPH, Receiver.COPY):
             return
         receiver_text = self.analysis.module.code_for_node(receiver)
@@ -234,6 +251,33 @@ class DiscardedConversion(Rule):
                     if isinstance(call, cst.Call) and (dotted_name(call.func) or "").rsplit(".", 1)[-1] in RAISES_CONTEXTS:
                         return True
         return False
+
+    def _reassigned(self, receiver: cst.BaseExpression, functions) -> Optional[Receiver]:
+        """What an attribute or item is after the last assignment to it in the statements before
+        this one (in its block and the enclosing blocks of the function): ``self.linear.weight =
+        bnb.nn.Params4bit(...)`` makes the weight of a Linear an object of another class, whose
+        ``cuda()`` may well work in place (bitsandbytes quantizes it there)."""
+        if not isinstance(receiver, (cst.Attribute, cst.Subscript)):
+            return None
+        code = self.analysis.module.code_for_node
+        text = code(receiver)
+        ancestors = self.context.ancestors
+        for index in range(len(ancestors) - 2, -1, -1):
+            block = ancestors[index]
+            if isinstance(block, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                break
+            if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+                continue
+            current = ancestors[index + 1]
+            statements: list[cst.CSTNode] = list(block.body)
+            position = next((i for i, statement in enumerate(statements) if statement is current), None)
+            if position is None:
+                continue
+            for statement in reversed(statements[:position]):
+                for assigned in _assignments(statement):
+                    if any(code(target.target) == text for target in assigned.targets):
+                        return self.analysis.receivers.judge_assigned(assigned.value, functions)
+        return None
 
     def _isinstance_guard(self, receiver: cst.BaseExpression) -> Optional[Receiver]:
         """What an enclosing ``if isinstance(x, torch.Tensor):`` (or ``nn.Module``), or
@@ -296,3 +340,10 @@ class DiscardedConversion(Rule):
                     if string_value(found.args[0].value) == name:
                         return True
         return False
+
+
+def _assignments(statement: cst.CSTNode) -> list[cst.Assign]:
+    """The assignments of a simple statement line, last first."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return []
+    return [small for small in reversed(statement.body) if isinstance(small, cst.Assign)]
