@@ -391,3 +391,70 @@ def test_a_class_whose_to_returns_a_new_object_converts_into_a_copy(tmp_path):
         (17, "a new object"), (18, "a new object"),  # what compose() makes, also of the subclass
     ]
     assert view.class_named("Translate").makers == frozenset({"compose"})  # inverse() may return self
+
+
+def test_a_module_importing_a_cuda_only_module_of_the_project_is_cuda_only(tmp_path):
+    """unsloth's MoE tests, benchmark and autotuner import the tuning module of its Triton
+    kernels (which imports Triton at module level): their device literals are CUDA-only by
+    construction, no finding. One step only, and only imports at module level outside blocks."""
+    write(
+        tmp_path,
+        {
+            "grouped_gemm/kernels/tuning.py": """\
+                import torch
+                import triton
+
+
+                class KernelConfig:
+                    pass
+                """,
+            "grouped_gemm/__init__.py": "from .kernels.tuning import KernelConfig\n",
+            "tests/common.py": """\
+                import torch
+                from grouped_gemm.kernels.tuning import KernelConfig
+
+
+                def make_inputs(n):
+                    return torch.randn(n, device="cuda")
+                """,
+            "tests/uses_the_package.py": """\
+                import torch
+                from grouped_gemm import KernelConfig
+
+
+                def make_inputs(n):
+                    return torch.randn(n, device="cuda")
+                """,
+            "tests/lazily.py": """\
+                import torch
+
+
+                def make_inputs(n):
+                    from grouped_gemm.kernels.tuning import KernelConfig
+
+                    return torch.randn(n, device="cuda")
+                """,
+            "tests/optional.py": """\
+                import torch
+
+                try:
+                    import triton
+                except ImportError:
+                    triton = None
+
+
+                def make_inputs(n):
+                    return torch.randn(n, device="cuda")
+                """,
+        },
+    )
+    assert view_of(tmp_path, "tests/common.py").needs_cuda
+    assert view_of(tmp_path, "grouped_gemm/__init__.py").needs_cuda
+    assert not view_of(tmp_path, "tests/uses_the_package.py").needs_cuda  # two steps from Triton
+    index = ProjectIndex.build(str(path) for path in sorted(tmp_path.rglob("*.py")))
+    flagged = {}
+    for name in ("tests/common.py", "tests/uses_the_package.py", "tests/lazily.py", "tests/optional.py"):
+        path = tmp_path / name
+        found = lint_source(path.read_text(), Settings(select=("TDL002",)), project=index, filename=str(path))
+        flagged[name] = len(found)
+    assert flagged == {"tests/common.py": 0, "tests/uses_the_package.py": 1, "tests/lazily.py": 1, "tests/optional.py": 1}

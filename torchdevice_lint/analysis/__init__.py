@@ -10,7 +10,7 @@ import libcst as cst
 from torchdevice_lint.analysis.binding import DeviceBinder, DeviceChoice, bound_before
 from torchdevice_lint.analysis.contract import is_data_loading, runs_on_cpu
 from torchdevice_lint.analysis.flow import FlowAnalysis, Meeting, Scope
-from torchdevice_lint.analysis.guards import in_test_code
+from torchdevice_lint.analysis.guards import in_cuda_only_code, in_test_code, times_with_cuda_events
 from torchdevice_lint.analysis.imports import ImportTable
 from torchdevice_lint.analysis.project import EMPTY_INDEX, ProjectClass, ProjectIndex, ProjectView
 from torchdevice_lint.analysis.receivers import Receiver, ReceiverJudge
@@ -82,6 +82,17 @@ class FileAnalysis:
 
     def value_of(self, node: cst.CSTNode) -> Value:
         return self.flow.values.get(node, UNKNOWN)
+
+    def in_cuda_only_code(self, ancestors: Sequence[cst.CSTNode]) -> bool:
+        """Whether the code at the end of ``ancestors`` is CUDA-only by construction: see
+        `guards.in_cuda_only_code`, and all of a module built on CUDA-only libraries (through
+        the project: it imports Triton, TensorRT or PyCUDA, or a module of the project that
+        does) or timing GPU work with CUDA events."""
+        return self._cuda_only_module or in_cuda_only_code(self.imports, ancestors)
+
+    @functools.cached_property
+    def _cuda_only_module(self) -> bool:
+        return self.project.needs_cuda or times_with_cuda_events(self.imports, self.module)
 
     @functools.cached_property
     def receivers(self) -> ReceiverJudge:

@@ -11,7 +11,8 @@ from typing import Sequence
 import libcst as cst
 
 from torchdevice_lint.analysis.imports import ImportTable
-from torchdevice_lint.analysis.tree import walk
+from torchdevice_lint.analysis.project import CUDA_ONLY_LIBRARIES
+from torchdevice_lint.analysis.tree import iter_child_nodes, walk
 
 #: Words in an ``if`` test or a decorator that make it a device choice.
 _DEVICE_WORDS = ("cuda", "gpu", "cpu", "device", "accelerator", "available", "mps")
@@ -86,8 +87,14 @@ def _exits(body: cst.BaseSuite) -> bool:
     return isinstance(last, (cst.Return, cst.Raise, cst.Continue, cst.Break))
 
 
-#: Libraries whose code paths exist only on CUDA: Triton kernels, bitsandbytes' k-bit paths.
-_CUDA_ONLY_LIBRARIES = ("triton", "bitsandbytes")
+#: Libraries whose code paths exist only on CUDA: Triton kernels, TensorRT, PyCUDA, CuPy,
+#: bitsandbytes' k-bit paths.
+_CUDA_ONLY_LIBRARIES = (*CUDA_ONLY_LIBRARIES, "bitsandbytes")
+
+#: ``torch.cuda`` calls that raise without CUDA: waiting for the GPU, its events and streams.
+_NEEDS_A_GPU = frozenset(
+    f"torch.cuda.{name}" for name in ("synchronize", "Event", "Stream", "current_stream", "CUDAGraph", "graph")
+)
 
 
 def in_cuda_only_code(imports: ImportTable, ancestors: Sequence[cst.CSTNode]) -> bool:
@@ -97,6 +104,11 @@ def in_cuda_only_code(imports: ImportTable, ancestors: Sequence[cst.CSTNode]) ->
     kernel (its wrappers, autograd functions and the tests beside them reach the kernels
     through each other: unsloth's kernels/layernorm.py ``test_layernorm``). Moving it to the
     CPU cannot make it run."""
+    if any(
+        isinstance(node, cst.FunctionDef) and any(_needs_a_gpu(imports, call) for call in _unguarded_calls(node.body))
+        for node in ancestors
+    ):
+        return True
     if not any(full.split(".")[0] in _CUDA_ONLY_LIBRARIES for full in imports.aliases.values()):
         return False
     imports_triton = any(full.split(".")[0] == "triton" for full in imports.aliases.values())
@@ -114,6 +126,44 @@ def in_cuda_only_code(imports: ImportTable, ancestors: Sequence[cst.CSTNode]) ->
             if isinstance(inner, (cst.Attribute, cst.Name)) and _from_cuda_only_library(imports, inner):
                 return True
     return False
+
+
+def times_with_cuda_events(imports: ImportTable, module: cst.Module) -> bool:
+    """The module times GPU work with CUDA events (``torch.cuda.Event(enable_timing=True)``
+    outside any device check): a GPU benchmark or profiler, whose figures mean nothing without
+    one (diffusers' examples/profiling/profiling_utils.py)."""
+    return any(
+        imports.qualified_name(call.func) == "torch.cuda.Event"
+        and any(arg.keyword is not None and arg.keyword.value == "enable_timing" for arg in call.args)
+        for statement in module.body
+        for call in _unguarded_calls(statement, nested=True)
+    )
+
+
+def _needs_a_gpu(imports: ImportTable, call: cst.Call) -> bool:
+    return imports.qualified_name(call.func) in _NEEDS_A_GPU
+
+
+def _unguarded_calls(node: cst.CSTNode, nested: bool = False) -> list[cst.Call]:
+    """The calls in ``node`` outside any device check (``if torch.cuda.is_available():``, a
+    conditional expression on the device), and outside nested functions and classes unless
+    ``nested``."""
+    found: list[cst.Call] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            found.append(current)
+        if isinstance(current, (cst.If, cst.While, cst.IfExp)) and mentions_device(_EMPTY_MODULE, current.test):
+            continue
+        if not nested and current is not node and isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(iter_child_nodes(current))
+    return found
+
+
+#: Renders a node's code when its own module is not at hand (the text is the same).
+_EMPTY_MODULE = cst.Module(body=[])
 
 
 def _defines_a_triton_kernel(imports: ImportTable, module: cst.Module) -> bool:

@@ -63,6 +63,15 @@ _FROM_IMPORT = re.compile(
 )
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n]*(?:\\\n[^\n]*)*)", re.MULTILINE)
 _COMMENT = re.compile(r"#[^\n]*")
+#: Libraries whose code only runs with CUDA: Triton kernels, TensorRT engines, PyCUDA, CuPy.
+CUDA_ONLY_LIBRARIES = ("triton", "tensorrt", "torch_tensorrt", "pycuda", "cupy")
+#: A module-level import of one, outside any block (so the module cannot load without it).
+_CUDA_ONLY_IMPORT = re.compile(rf"^(?:import|from)[ \t]+(?:{'|'.join(CUDA_ONLY_LIBRARIES)})\b", re.MULTILINE)
+#: A module-level import of one through a call (MONAI's ``trt, ok = optional_import("tensorrt")``);
+#: Triton is left out there: an optional Triton path has a fallback beside it.
+_CUDA_ONLY_LAZY_IMPORT = re.compile(
+    r"^[\w \t,]+=[ \t]*[\w.]*import\w*\([ \t]*[\"'](?:tensorrt|torch_tensorrt|pycuda|cupy)\b", re.MULTILINE
+)
 #: How a method's return value starts when it is a new object of the class, not ``self``.
 _COPY_MAKERS = ("self.clone(", "copy.copy(self", "copy.deepcopy(self", "deepcopy(self", "type(self)(", "self.__class__(")
 #: Marks, among a class's tracked methods, a ``to`` that returns a copy on some path.
@@ -82,10 +91,14 @@ class FileFacts:
     #: Top-level function -> the names it calls in its ``return X(...)`` lines, when every
     #: return of it has that shape.
     returns: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The module imports Triton, TensorRT, PyCUDA or CuPy at module level, outside any block:
+    #: its code is built on CUDA-only libraries (Triton kernels and their tuning, TensorRT engines).
+    needs_cuda: bool = False
 
     def as_json(self) -> list:
         classes = {name: [list(bases), sorted(methods)] for name, (bases, methods) in sorted(self.classes.items())}
-        return [classes, dict(sorted(self.imports.items())), {k: list(v) for k, v in sorted(self.returns.items())}]
+        returns = {k: list(v) for k, v in sorted(self.returns.items())}
+        return [classes, dict(sorted(self.imports.items())), returns, self.needs_cuda]
 
 
 def scan(text: str) -> FileFacts:
@@ -131,7 +144,8 @@ def scan(text: str) -> FileFacts:
         else:
             if called:
                 returns[function.group(1)] = tuple(called)
-    return FileFacts(classes, _imports(text), returns)
+    needs_cuda = bool(_CUDA_ONLY_IMPORT.search(text) or _CUDA_ONLY_LAZY_IMPORT.search(text))
+    return FileFacts(classes, _imports(text), returns, needs_cuda)
 
 
 def _method_body(text: str, start: int, end: int) -> list[str]:
@@ -207,9 +221,13 @@ def _next_top(tops: list[int], position: int) -> int:
     return 1 << 62
 
 
-def _imports(text: str) -> dict[str, str]:
+def _imports(text: str, top_level: bool = False) -> dict[str, str]:
+    """Local name -> what it was imported as; with ``top_level``, only the imports written at
+    module level outside any block (at the start of a line)."""
     imports: dict[str, str] = {}
     for match in _FROM_IMPORT.finditer(text):
+        if top_level and text[match.start()] in " \t":
+            continue
         dots, module, names = match.groups()
         names = _COMMENT.sub("", names).replace("\\\n", " ").strip("() \t\n")
         for item in names.split(","):
@@ -220,6 +238,8 @@ def _imports(text: str) -> dict[str, str]:
             target = f"{module}.{parts[0]}" if module else parts[0]
             imports[local] = dots + target
     for match in _IMPORT.finditer(text):
+        if top_level and text[match.start()] in " \t":
+            continue
         for item in _COMMENT.sub("", match.group(1)).replace("\\\n", " ").split(","):
             parts = item.split()
             if not parts:
@@ -339,6 +359,7 @@ class ProjectView:
         self.index = index
         self.path = os.path.realpath(path) if path else "<stdin>"
         self._own = scan(text)
+        self._text = text
         self._classes: dict[tuple[str, str], Optional[ProjectClass]] = {}
 
     def class_named(self, dotted: str) -> Optional[ProjectClass]:
@@ -366,7 +387,37 @@ class ProjectView:
             made.add(self._class(found[1], found[2], frozenset()))
         return made.pop() if len(made) == 1 else None
 
+    @functools.cached_property
+    def needs_cuda(self) -> bool:
+        """The file is built on CUDA-only libraries: it imports Triton, TensorRT, PyCUDA or CuPy
+        at module level, or imports there a module of the project that does (unsloth's MoE
+        tests, benchmark and autotuner import the Triton kernels' tuning module). One step only:
+        a package importing such a module somewhere below it is not CUDA-only for that."""
+        if self._own.needs_cuda:
+            return True
+        for imported in set(_imports(self._text, top_level=True).values()):
+            module = self._module_file(self.path, imported)
+            if module is not None and self._facts(module[0]).needs_cuda:
+                return True
+        return False
+
     # -------------------------------------------------------------- internals
+    def _module_file(self, path: str, imported: str) -> Optional[tuple[str, str]]:
+        """The file of the project an import of the file at ``path`` reads, and what remains of
+        ``imported`` (``a.b.C`` or ``..a.C``) inside it: the longest prefix that is a module of
+        the project."""
+        level = len(imported) - len(imported.lstrip("."))
+        parts = imported[level:].split(".") if imported[level:] else []
+        for cut in range(len(parts), -1 if level else 0, -1):
+            module = ".".join(parts[:cut])
+            if level:
+                found = self.index.relative_file(level, module, path)
+            else:
+                found = self.index.module_file(module, path)
+            if found is not None and found != path:
+                return found, ".".join(parts[cut:])
+        return None
+
     def _facts(self, path: str) -> FileFacts:
         if path == self.path:
             return self._own
@@ -386,20 +437,11 @@ class ProjectView:
         imported = facts.imports.get(head)
         if imported is None:
             return None
-        full = f"{imported}.{rest}" if rest else imported
-        level = len(full) - len(full.lstrip("."))
-        parts = full[level:].split(".") if full[level:] else []
-        for cut in range(len(parts), -1 if level else 0, -1):
-            module = ".".join(parts[:cut])
-            if level:
-                found = self.index.relative_file(level, module, path)
-            else:
-                found = self.index.module_file(module, path)
-            if found is None or found == path:
-                continue
-            remaining = ".".join(parts[cut:])
-            return self._resolve(found, remaining, hops + 1) if remaining else ("module", found)
-        return None
+        module = self._module_file(path, f"{imported}.{rest}" if rest else imported)
+        if module is None:
+            return None
+        found, remaining = module
+        return self._resolve(found, remaining, hops + 1) if remaining else ("module", found)
 
     def _class(self, path: str, name: str, seen: frozenset) -> ProjectClass:
         key = (path, name)

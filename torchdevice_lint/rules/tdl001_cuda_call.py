@@ -6,7 +6,6 @@ import libcst as cst
 
 from torchdevice_lint.analysis.guards import (
     in_code_named_for_cuda,
-    in_cuda_only_code,
     in_cuda_only_test,
     under_device_check,
 )
@@ -23,7 +22,12 @@ class CudaCall(Rule):
     Flags every `.cuda(...)` call on a tensor or a module, guarded by
     `torch.cuda.is_available()` or not (a guarded one without a fix). Tests that are skipped without CUDA
     (`@skipIf(not torch.cuda.is_available())`, `@requires_cuda`) are CUDA-only by design and
-    left alone.
+    left alone, and so is code that is CUDA-only by construction: Triton kernels and launchers,
+    `bitsandbytes` paths, a module built on Triton, TensorRT, PyCUDA or CuPy (imported at module
+    level, directly or through a lazy `optional_import("tensorrt")`, or through a module of the
+    project that imports one there), a function that waits for the GPU (`torch.cuda.synchronize()`,
+    CUDA events or streams outside a device check) and a module that times GPU work with CUDA
+    events.
 
     ## Why is this bad?
     `.cuda()` only works where PyTorch was built with CUDA and a GPU is present. On a laptop,
@@ -79,6 +83,10 @@ class CudaCall(Rule):
         "def cuda(self):\n    return self.to('cuda')",
         "@unittest.skipIf(not torch.cuda.is_available(), 'no GPU')\ndef test_kernel():\n    x = torch.ones(2).cuda()",
         "import triton\n\ndef launch(x):\n    y = x.cuda()\n    _kernel[(1,)](y)\n    return y",
+        # code on TensorRT (through MONAI's lazy import), a function that waits for the GPU
+        'import torch\nfrom monai.utils import optional_import\n\ntrt, trt_imported = optional_import("tensorrt")\n\n\n'
+        "def make_tensor(d):\n    return d if isinstance(d, torch.Tensor) else torch.tensor(d).cuda()\n",
+        "import torch\n\n\ndef timed(model, x):\n    y = model(x.cuda())\n    torch.cuda.synchronize()\n    return y\n",
         "import bitsandbytes as bnb\n\ndef quantize(w):\n    return bnb.functional.quantize_4bit(w.cuda())",
         "import torch\nimport triton\n\n\n@triton.jit\ndef _kernel(x_ptr):\n    pass\n\n\n"
         "def test_kernel():\n    x = torch.randn(8).cuda()\n    assert fast_op(x).shape == x.shape",
@@ -160,9 +168,8 @@ class CudaCall(Rule):
             return
         if self.analysis.qualified_name(func) is not None:  # torch.cuda itself, not a method
             return
-        if in_cuda_only_test(self.analysis.module, self.context.ancestors) or in_cuda_only_code(
-            self.analysis.imports, self.context.ancestors
-        ):
+        ancestors = self.context.ancestors
+        if in_cuda_only_test(self.analysis.module, ancestors) or self.analysis.in_cuda_only_code(ancestors):
             return
         kept = [arg for arg in node.args if arg.keyword is not None and arg.keyword.value != "device"]
         drops_index = len(kept) != len(node.args)

@@ -7,7 +7,6 @@ import libcst as cst
 from torchdevice_lint.analysis.devices import looks_like_device_name, names_a_device, names_cuda
 from torchdevice_lint.analysis.guards import (
     in_code_named_for_cuda,
-    in_cuda_only_code,
     in_cuda_only_test,
     in_test_code,
     under_device_check,
@@ -42,7 +41,9 @@ class CudaLiteral(Rule):
     torch.cuda.is_available(): pytest.skip(...)` is a CUDA-only test. A file that imports
     torch only inside functions gets no module-level device line (reported, not fixed), and
     a test file without torch only hands device names to the code under test. Triton
-    launchers (and all of a module that defines a Triton kernel), `bitsandbytes` paths and the
+    launchers (and all of a module that defines a Triton kernel), `bitsandbytes` paths, modules
+    and functions CUDA-only as TDL001 says (built on Triton, TensorRT, PyCUDA or CuPy, also
+    through a module of the project; waiting for the GPU; timing with CUDA events) and the
     accelerator given to CPU offloading (`enable_model_cpu_offload(device="cuda")`, which
     refuses a CPU device) are CUDA-only by construction and left alone.
 
@@ -110,6 +111,22 @@ class CudaLiteral(Rule):
         "    assert resampler._get_or_create_pinv_matrix(new_size, device_0) is matrix_0",
         'def test_names(monkeypatch):\n    d0 = torch.device("cuda:0")\n    assert str(d0) == "cuda:0"\n    assert {d0: 1}[d0] == 1',
         'import triton\n\ndef launch(x):\n    out = torch.empty(x.shape, device="cuda")\n    _kernel[(1,)](x, out)\n    return out',
+        # a module importing Triton at module level: built on Triton kernels (unsloth's MoE autotuner)
+        'import torch\nimport triton\n\n\ndef tune(n):\n    device = "cuda"\n    return torch.randn(n, device=device)\n',
+        # TensorRT and PyCUDA only run with CUDA, imported directly or through a lazy import
+        "import pycuda.driver as cuda\nimport tensorrt as trt\nimport torch\n\n"
+        'cuda.init()\n\nif __name__ == "__main__":\n    pipe = build()\n    pipe = pipe.to("cuda")\n',
+        'import torch\nfrom monai.utils import optional_import\n\ntrt, trt_imported = optional_import("tensorrt")\n\n\n'
+        'def make_tensor(d):\n    return torch.tensor(d, device="cuda")\n',
+        # a function that cannot finish without CUDA: it waits for the GPU (unsloth's xformers probe)
+        "import torch\n\n\ndef runs_here():\n    try:\n"
+        '        q = torch.zeros((1, 8, 1, 64), device="cuda")\n        attention(q, q, q)\n'
+        "        torch.cuda.synchronize()\n        return True\n    except Exception:\n        return False\n",
+        # a module that times GPU work with CUDA events (diffusers' profiling_utils.py)
+        "import torch\n\n\ndef benchmark_fn(f):\n    start = torch.cuda.Event(enable_timing=True)\n"
+        "    end = torch.cuda.Event(enable_timing=True)\n    start.record()\n    f()\n    end.record()\n"
+        "    torch.cuda.synchronize()\n    return start.elapsed_time(end)\n\n\n"
+        'class Profiler:\n    def setup(self, pipe):\n        pipe.to("cuda")\n',
         "from ..testing_utils import torch_device\n\ndef test_offload_id(sd):\n"
         '    sd.enable_model_cpu_offload(gpu_id=5, device="cuda")\n    assert sd._offload_gpu_id == 5',
     )
@@ -160,14 +177,28 @@ class CudaLiteral(Rule):
             'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
             'def prepare(x, device=None):\n    return x.to(device)\n\n\nmodel = Net().to(device)\n',
         ),
-        Invalid(  # pycuda's device is not torch's: neither reused nor overwritten
-            "import pycuda.driver as cuda\nimport torch\nfrom pycuda.tools import make_default_context\n\n"
-            "context = make_default_context()\ndevice = context.get_device()\n\n\ndef run(pipe):\n"
+        Invalid(  # numba's device is not torch's: neither reused nor overwritten
+            "import torch\nfrom numba import cuda\n\n"
+            "device = cuda.get_current_device()\n\n\ndef run(pipe):\n"
             '    return pipe.to("cuda")\n',
-            "import pycuda.driver as cuda\nimport torch\nfrom pycuda.tools import make_default_context\n\n"
+            "import torch\nfrom numba import cuda\n\n"
             'torch_device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
-            "context = make_default_context()\ndevice = context.get_device()\n\n\ndef run(pipe):\n"
+            "device = cuda.get_current_device()\n\n\ndef run(pipe):\n"
             "    return pipe.to(torch_device)\n",
+        ),
+        Invalid(  # Triton imported optionally: the module has a path without it
+            'import torch\n\ntry:\n    import triton\nexcept ImportError:\n    triton = None\n\n\n'
+            'def make_inputs(n):\n    return torch.randn(n, device="cuda")\n',
+            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
+            'try:\n    import triton\nexcept ImportError:\n    triton = None\n\n\n'
+            "def make_inputs(n):\n    return torch.randn(n, device=device)\n",
+        ),
+        Invalid(  # waiting for the GPU only when there is one: the function runs without it
+            'import torch\n\n\ndef run(model, x):\n    y = model(x.to("cuda"))\n'
+            "    if torch.cuda.is_available():\n        torch.cuda.synchronize()\n    return y\n",
+            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            "def run(model, x):\n    y = model(x.to(device))\n"
+            "    if torch.cuda.is_available():\n        torch.cuda.synchronize()\n    return y\n",
         ),
         Invalid(  # a test faking its environment still places its own tensors through torch
             'import torch\n\n\ndef test_ones(monkeypatch):\n    return torch.ones(2, device="cuda")\n'
@@ -395,7 +426,7 @@ class CudaLiteral(Rule):
             under_device_check(module, ancestors)
             or in_cuda_only_test(module, ancestors)
             or in_code_named_for_cuda(ancestors)
-            or in_cuda_only_code(self.analysis.imports, ancestors)
+            or self.analysis.in_cuda_only_code(ancestors)
         )
 
     def _inside_cuda_api(self) -> bool:

@@ -54,8 +54,10 @@ class LegacyConstructor(Rule):
     `x.shape[n]`, `x.size()`, `len(x)`, `x.item()`, the `shape` of a known tensor, a name bound
     once to one of those, or any two or more arguments, which the constructor only accepts
     as sizes) it becomes `torch.empty(*sizes, dtype=...)`; no arguments give
-    `torch.empty(0, dtype=...)`. A `torch.cuda.*Tensor` also gets `device=` with the device in
-    scope (or a new module-level `device`); CPU types stay on the CPU. `torch.Tensor` keeps the
+    `torch.empty(0, dtype=...)`. A `torch.cuda.*Tensor` also gets `device=`: the device of a tensor
+    argument of the function it is computed with (`torch.arange(0, n, out=torch.cuda.LongTensor(n))`
+    with `n = lengths.max().item()` in `def mask(lengths)` gets `device=lengths.device`), else
+    the device in scope (or a new module-level `device`); CPU types stay on the CPU. `torch.Tensor` keeps the
     default dtype: number literals are written as floats (`torch.Tensor([1, 0])` becomes
     `torch.tensor([1.0, 0.0])`, up to 16 whole numbers), other data get
     `dtype=torch.get_default_dtype()`. Any
@@ -91,6 +93,7 @@ class LegacyConstructor(Rule):
         "import torch\nmask = torch.empty(matrix.shape, dtype=torch.int32, device=device).fill_(1)\n",
         "import torch\nids = torch.tensor(token_ids, dtype=torch.int64)\n",
         "import torch\nbuffer = lengths.new_empty(n)\n",
+        "import torch\n\ndef ids_like(lengths):\n    return torch.arange(lengths.numel(), device=lengths.device)\n",
     )
     invalid = (
         Invalid(  # a long table of whole numbers: the dtype is shorter than ".0" on each
@@ -120,20 +123,26 @@ class LegacyConstructor(Rule):
             count=3,
         ),
         Invalid("import torch\nids = torch.LongTensor(token_ids)\n"),
-        Invalid(  # Tacotron 2's padding mask: a size from .item(), the buffer given as out=
+        Invalid(  # Tacotron 2's padding mask: a size from .item(), the buffer given as out= to a
+            # range that meets the argument: on the argument's device
             "import torch\n\ndef get_mask(lengths):\n    max_len = torch.max(lengths).item()\n"
             "    ids = torch.arange(0, max_len, out=torch.cuda.LongTensor(max_len))\n    return ids < lengths.unsqueeze(1)\n",
-            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
-            "def get_mask(lengths):\n    max_len = torch.max(lengths).item()\n"
-            "    ids = torch.arange(0, max_len, out=torch.empty(max_len, dtype=torch.int64, device=device))\n"
+            "import torch\n\ndef get_mask(lengths):\n    max_len = torch.max(lengths).item()\n"
+            "    ids = torch.arange(0, max_len, out=torch.empty(max_len, dtype=torch.int64, device=lengths.device))\n"
             "    return ids < lengths.unsqueeze(1)\n",
         ),
-        Invalid(  # a known tensor's shape is a torch.Size: sizes
+        Invalid(  # a buffer that meets no argument gets the module's device
+            "import torch\n\ndef get_ids(rows):\n    max_len = len(rows)\n"
+            "    return torch.arange(0, max_len, out=torch.cuda.LongTensor(max_len))\n",
+            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            "def get_ids(rows):\n    max_len = len(rows)\n"
+            "    return torch.arange(0, max_len, out=torch.empty(max_len, dtype=torch.int64, device=device))\n",
+        ),
+        Invalid(  # a known tensor's shape is a torch.Size: sizes; made with the tensor, on its device
             "import torch\n\ndef mask_like(matrix: torch.Tensor, m):\n"
             "    return torch.cuda.IntTensor(matrix.shape).fill_(1).view(-1, m)\n",
-            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
-            "def mask_like(matrix: torch.Tensor, m):\n"
-            "    return torch.empty(matrix.shape, dtype=torch.int32, device=device).fill_(1).view(-1, m)\n",
+            "import torch\n\ndef mask_like(matrix: torch.Tensor, m):\n"
+            "    return torch.empty(matrix.shape, dtype=torch.int32, device=matrix.device).fill_(1).view(-1, m)\n",
         ),
         Invalid(  # a name bound twice, or to data, may hold data: no fix
             "import torch\n\ndef f(rows):\n    n = len(rows)\n    n = rows\n    return torch.LongTensor(n)\n"
@@ -208,9 +217,33 @@ class LegacyConstructor(Rule):
             call = append_argument(call, argument(expression(dtype_text), "dtype"))
         if not qualified.startswith("torch.cuda."):
             return Fix(Safety.SAFE, ((node, call),))
+        met = self._tensor_met(node)
+        if met is not None:
+            return Fix(Safety.SAFE, ((node, append_argument(call, argument(expression(f"{met}.device"), "device"))),))
         device = self.context.device_for()
         call = append_argument(call, argument(expression(device.expression), "device"))
         return self.device_fix([(node, call)], device, Safety.SAFE)
+
+    def _tensor_met(self, node: cst.Call) -> Optional[str]:
+        """A tensor argument of the enclosing function that the new tensor (or the call it is
+        the ``out=`` of) is computed with, directly or through a name computed only from it:
+        Tacotron 2's ``max_len = torch.max(lengths).item()`` then ``torch.arange(0, max_len,
+        out=torch.cuda.LongTensor(max_len))`` in ``def get_mask_from_lengths(lengths)`` belongs
+        on ``lengths.device``."""
+        functions = self.context.enclosing_functions()
+        if not functions:
+            return None
+        target: cst.CSTNode = node
+        holder, outer = self.context.parent(1), self.context.parent(2)
+        if isinstance(holder, cst.Arg) and holder.keyword is not None and holder.keyword.value == "out":
+            if isinstance(outer, cst.Call):
+                target = outer
+        derived = self.analysis.argument_derived_names(functions[0])
+        for name in (n.value for n in walk(target) if isinstance(n, cst.Name)):
+            source = derived.get(name)
+            if source is not None and self.analysis.binder.tensor_parameter_in(functions[0], cst.Name(source)):
+                return source
+        return None
 
     def _is_size(self, node: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> bool:
         """An int literal, ``x.size(n)``, ``x.size()``, ``x.shape[n]``, ``len(x)``, ``x.item()``,
