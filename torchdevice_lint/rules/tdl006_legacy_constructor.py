@@ -60,7 +60,8 @@ class LegacyConstructor(Rule):
     the device in scope (or a new module-level `device`); CPU types stay on the CPU. `torch.Tensor` keeps the
     default dtype: number literals are written as floats (`torch.Tensor([1, 0])` becomes
     `torch.tensor([1.0, 0.0])`, up to 16 whole numbers), other data get
-    `dtype=torch.get_default_dtype()`. Any
+    `dtype=torch.get_default_dtype()`; whole numbers cast at once stay as written
+    (`torch.Tensor([10, 5]).to(device).long()` becomes `torch.tensor([10, 5]).to(device).long()`). Any
     other argument (a name, which may be data or a size) is reported without a fix, as is an
     alias. All of these are safe. `torch.set_default_tensor_type(T)` as a statement becomes
     `torch.set_default_dtype(...)`, safe for a CPU type; for a CUDA type a second line
@@ -93,6 +94,7 @@ class LegacyConstructor(Rule):
         "import torch\nmask = torch.empty(matrix.shape, dtype=torch.int32, device=device).fill_(1)\n",
         "import torch\nids = torch.tensor(token_ids, dtype=torch.int64)\n",
         "import torch\nbuffer = lengths.new_empty(n)\n",
+        "import torch\nids = torch.tensor([10, 5, 2]).long()\n",
         "import torch\n\ndef ids_like(lengths):\n    return torch.arange(lengths.numel(), device=lengths.device)\n",
     )
     invalid = (
@@ -123,6 +125,11 @@ class LegacyConstructor(Rule):
             count=3,
         ),
         Invalid("import torch\nids = torch.LongTensor(token_ids)\n"),
+        Invalid(  # whole numbers cast at once keep their form; cast after another call, floats
+            "import torch\nids = torch.Tensor([10, 5, 2]).to(device).long()\nw = torch.Tensor([1, 2]).sum().long()\n",
+            "import torch\nids = torch.tensor([10, 5, 2]).to(device).long()\nw = torch.tensor([1.0, 2.0]).sum().long()\n",
+            count=2,
+        ),
         Invalid(  # Tacotron 2's padding mask: a size from .item(), the buffer given as out= to a
             # range that meets the argument: on the argument's device
             "import torch\n\ndef get_mask(lengths):\n    max_len = torch.max(lengths).item()\n"
@@ -201,7 +208,9 @@ class LegacyConstructor(Rule):
         if len(arguments) == 1 and isinstance(arguments[0], (cst.List, cst.Tuple)):
             factory = "tensor"
             floats = _as_float_data(arguments[0]) if dtype is None else None
-            if floats is not None:
+            if floats is not None and floats is not arguments[0] and self._cast_right_away(node, arguments[0]):
+                pass  # whole numbers cast at once (`.long()`): floats first would change nothing
+            elif floats is not None:
                 data_args = [node.args[0].with_changes(value=floats)]
             elif dtype is None:
                 dtype = "torch.get_default_dtype()"
@@ -244,6 +253,26 @@ class LegacyConstructor(Rule):
             if source is not None and self.analysis.binder.tensor_parameter_in(functions[0], cst.Name(source)):
                 return source
         return None
+
+    def _cast_right_away(self, node: cst.Call, data: cst.BaseExpression) -> bool:
+        """The new tensor's dtype is replaced at once (``torch.Tensor([10, 5]).to(device).long()``,
+        only moves between) and its whole numbers are exact in any float type torch.Tensor
+        could have made (up to 2**24): torch.tensor's int64 gives the same values."""
+        if any(int(leaf.value) > 2**24 for leaf in walk(data) if isinstance(leaf, cst.Integer)):
+            return False
+        current: cst.CSTNode = node
+        for depth in range(1, len(self.context.ancestors), 2):
+            attribute, call = self.context.parent(depth), self.context.parent(depth + 1)
+            if not (isinstance(attribute, cst.Attribute) and attribute.value is current and isinstance(call, cst.Call)):
+                return False
+            if call.func is not attribute:
+                return False
+            if attribute.attr.value in _CASTS:
+                return not call.args
+            if attribute.attr.value not in _MOVES:
+                return False
+            current = call
+        return False
 
     def _is_size(self, node: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> bool:
         """An int literal, ``x.size(n)``, ``x.size()``, ``x.shape[n]``, ``len(x)``, ``x.item()``,
@@ -319,6 +348,11 @@ class LegacyConstructor(Rule):
         first = line.with_changes(body=[cst.Expr(set_dtype)], trailing_whitespace=cst.TrailingWhitespace())
         second = line.with_changes(body=[cst.Expr(set_device)], leading_lines=())
         return self.device_fix([(line, cst.FlattenSentinel([first, second]))], device, Safety.UNSAFE)
+
+
+#: Methods that set a tensor's dtype, and methods that only move or copy it (no dtype).
+_CASTS = frozenset({"long", "int", "short", "byte", "char", "float", "double", "half", "bfloat16", "bool"})
+_MOVES = frozenset({"to", "cuda", "cpu", "contiguous", "clone", "detach"})
 
 
 def _as_float_data(data: cst.BaseExpression) -> Optional[cst.BaseExpression]:
