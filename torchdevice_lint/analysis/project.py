@@ -516,7 +516,7 @@ def _loose_files(folder: str) -> Iterable[str]:
     except OSError:
         return
     for entry in entries:
-        if entry.name.endswith(".py") and entry.is_file():
+        if entry.name.endswith(".py"):  # what cannot be read as a file, the index leaves out
             yield entry.path
         elif entry.is_dir(follow_symlinks=False) and os.path.isfile(os.path.join(entry.path, "__init__.py")):
             yield from _loose_files(entry.path)
