@@ -4,7 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
-from torchdevice_lint.analysis import Kind, torch_api
+from torchdevice_lint.analysis import Kind, Place, torch_api
 from torchdevice_lint.analysis.tree import positional_arguments, string_value
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
@@ -41,7 +41,8 @@ class LegacyTypeConversion(Rule):
     ## Fix safety
     A CUDA type becomes `.to(device=<device in scope>, dtype=...)` (or a new module-level
     `device`); a CPU type becomes `.to(device="cpu", dtype=...)`, which keeps the move to the
-    CPU that the old call made (drop `device=` if only the dtype was meant). Other keywords
+    CPU that the old call made (drop `device=` if only the dtype was meant), or `.to(dtype)`
+    on a tensor known to be on the CPU already (`torch.from_numpy(a)`). Other keywords
     (`non_blocking`) are kept. Safe on a receiver known to be a tensor. Unsafe otherwise: on a
     module, `.type()` converts every parameter and buffer, integer ones included, while
     `.to(dtype=...)` converts only the floating-point ones.
@@ -91,6 +92,12 @@ class LegacyTypeConversion(Rule):
             "    return x.to(device=device, dtype=torch.float32, non_blocking=True)\n",
         ),
         Invalid("from torch import cuda\ny = x.type(cuda.BoolTensor)\n"),
+        Invalid(  # a tensor known to be on the CPU only changes its dtype (Coqui TTS synthesis.py)
+            "import numpy as np\nimport torch\n\ndef embed(v):\n"
+            "    return torch.from_numpy(np.asarray(v)).type(torch.FloatTensor)\n",
+            "import numpy as np\nimport torch\n\ndef embed(v):\n"
+            "    return torch.from_numpy(np.asarray(v)).to(torch.float32)\n",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -126,13 +133,17 @@ class LegacyTypeConversion(Rule):
         device = self.context.device_for() if cuda else None
         location = device.expression if device is not None else '"cpu"'
         kept = [arg for arg in node.args if arg.keyword is not None and arg.keyword.value != "dtype"]
+        receiver = self.analysis.value_of(cst.ensure_type(node.func, cst.Attribute).value)
+        if not cuda and receiver.kind is Kind.TENSOR and receiver.place is Place.CPU:
+            # already on the CPU (``torch.from_numpy(a)``): only the dtype changes
+            moved = [argument(expression(dtype)), *kept]
+        else:
+            moved = [argument(expression(location), "device"), argument(expression(dtype), "dtype"), *kept]
         replacement = node.with_changes(
             func=cst.ensure_type(node.func, cst.Attribute).with_changes(attr=cst.Name("to")),
-            args=without_trailing_comma(
-                [argument(expression(location), "device"), argument(expression(dtype), "dtype"), *kept]
-            ),
+            args=without_trailing_comma(moved),
         )
-        is_tensor = self.analysis.value_of(cst.ensure_type(node.func, cst.Attribute).value).kind is Kind.TENSOR
+        is_tensor = receiver.kind is Kind.TENSOR
         safety = Safety.SAFE if is_tensor else Safety.UNSAFE
         if device is None:
             return Fix(safety, ((node, replacement),))
