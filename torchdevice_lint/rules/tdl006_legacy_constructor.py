@@ -95,6 +95,7 @@ class LegacyConstructor(Rule):
         "import torch\nids = torch.tensor(token_ids, dtype=torch.int64)\n",
         "import torch\nbuffer = lengths.new_empty(n)\n",
         "import torch\nids = torch.tensor([10, 5, 2]).long()\n",
+        "import torch as th\ncondition = th.empty(1)\n",
         "import torch\n\ndef ids_like(lengths):\n    return torch.arange(lengths.numel(), device=lengths.device)\n",
     )
     invalid = (
@@ -125,6 +126,10 @@ class LegacyConstructor(Rule):
             count=3,
         ),
         Invalid("import torch\nids = torch.LongTensor(token_ids)\n"),
+        Invalid(  # written with the file's other name for torch: the fix keeps it (Coqui TTS tortoise)
+            "import torch\nimport torch as th\n\ncondition = th.Tensor(1)\n",
+            "import torch\nimport torch as th\n\ncondition = th.empty(1)\n",
+        ),
         Invalid(  # whole numbers cast at once keep their form; cast after another call, floats
             "import torch\nids = torch.Tensor([10, 5, 2]).to(device).long()\nw = torch.Tensor([1, 2]).sum().long()\n",
             "import torch\nids = torch.tensor([10, 5, 2]).to(device).long()\nw = torch.tensor([1.0, 2.0]).sum().long()\n",
@@ -199,7 +204,7 @@ class LegacyConstructor(Rule):
 
     # ----------------------------------------------------------------- constructors
     def _constructor_fix(self, node: cst.Call, qualified: str) -> Optional[Fix]:
-        torch_name = self.analysis.imports.torch_alias
+        torch_name = _torch_as_written(node.func, self.analysis.imports.aliases) or self.analysis.imports.torch_alias
         if torch_name is None or any(arg.keyword is not None or arg.star for arg in node.args):
             return None
         arguments = [arg.value for arg in node.args]
@@ -348,6 +353,14 @@ class LegacyConstructor(Rule):
         first = line.with_changes(body=[cst.Expr(set_dtype)], trailing_whitespace=cst.TrailingWhitespace())
         second = line.with_changes(body=[cst.Expr(set_device)], leading_lines=())
         return self.device_fix([(line, cst.FlattenSentinel([first, second]))], device, Safety.UNSAFE)
+
+
+def _torch_as_written(func: cst.BaseExpression, aliases: dict[str, str]) -> Optional[str]:
+    """The name of ``torch`` the call is written with (``th`` in ``th.Tensor(1)``, in a file
+    importing torch under both names), so that the fix speaks as the line did."""
+    while isinstance(func, cst.Attribute):
+        func = func.value
+    return func.value if isinstance(func, cst.Name) and aliases.get(func.value) == "torch" else None
 
 
 #: Methods that set a tensor's dtype, and methods that only move or copy it (no dtype).
