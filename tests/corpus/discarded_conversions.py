@@ -197,3 +197,18 @@ class QuantizedLoRA(nn.Module):
     def reset(self, batch):
         batch["mask"] = torch.ones(3)  # ok: TDL003
         batch["mask"].cuda()  # expect: TDL004  assigned a tensor just before
+
+
+def encode_texts(encoder, tokenizer, texts, device, output_device, build):
+    """The assignment that reaches the statement decides, not every binding of the name."""
+    encoded = tokenizer(texts, return_tensors="pt")
+    mask = encoded.attention_mask.to(device)
+    hidden = encoder(attention_mask=mask).last_hidden_state.detach()
+    mask = mask[..., None].bool()
+    hidden.to(output_device)  # expect: TDL004
+    mask.to(output_device)  # expect: TDL004  the line before made it a tensor
+    state = build()
+    for step in texts:
+        state.to(device)  # ok: TDL004  the assignment below reaches the next iteration
+        state = hidden[step]
+    return hidden.masked_fill(~mask, 0.0), state

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 import re
-from typing import Iterator, Optional, Sequence, Union
+from typing import Callable, Iterator, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -135,11 +135,15 @@ class ReceiverJudge:
         return {full.split(".", 1)[0] for full in self.analysis.imports.aliases.values()}
 
     # ------------------------------------------------------------ receivers
-    def judge(self, receiver: cst.BaseExpression, functions: Sequence[cst.FunctionDef]) -> Receiver:
+    def judge(
+        self, receiver: cst.BaseExpression, functions: Sequence[cst.FunctionDef], assigned: Optional[cst.BaseExpression] = None
+    ) -> Receiver:
         """What ``receiver`` is, in the innermost-first ``functions`` holding the statement.
 
         The flow analysis's kind decides first, then what the receiver's shape and names show
-        (``self.<layer>``, ``model``, ``hparams["encoder"]``), then where it was bound.
+        (``self.<layer>``, ``model``, ``hparams["encoder"]``), then where it was bound: by
+        ``assigned``, the value of the one assignment that reaches the statement for certain
+        (`reaching_assignment`), if there is one, else by every binding of the name.
         """
         known = self._known_kind(receiver)
         if known is not None:
@@ -152,7 +156,10 @@ class ReceiverJudge:
                 return Receiver.GRAPH
             # What the name was bound to outranks where its value is: ``sbn = SyncBatchNorm(n).cuda()``
             # is on the device and still a module.
-            judged = self._judge_name(name, functions)
+            if assigned is not None:
+                judged = self._judge_binding(Binding.ASSIGNED, assigned, functions)
+            else:
+                judged = self._judge_name(name, functions)
             return judged if judged is Receiver.IN_PLACE else self._placed(receiver) or judged
         if isinstance(receiver, cst.Attribute):
             if _root(receiver) in ("self", "cls") or _names_in_place_part(receiver):
@@ -395,6 +402,66 @@ class ReceiverJudge:
                 add(node.target, Binding.ASSIGNED, node.value)
         self._bindings[scope] = found
         return found
+
+
+def reaching_assignment(
+    ancestors: Sequence[cst.CSTNode], target: cst.BaseExpression, code: Callable[[cst.CSTNode], str]
+) -> Optional[cst.BaseExpression]:
+    """The value of the assignment to ``target`` that certainly reaches the statement whose
+    ancestors (module first, down to its statement line) are ``ancestors``: the last plain
+    ``target = value`` among the statements before it, in its block and the enclosing blocks of
+    its function. ``None`` when a statement between binds ``target`` in another way (a tuple
+    unpacking, a loop, an ``if`` that may assign it) or nothing before it assigns it."""
+    text = code(target)
+    for index in range(len(ancestors) - 2, -1, -1):
+        block = ancestors[index]
+        if isinstance(block, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+        if isinstance(block, (cst.For, cst.While)) and ancestors[index + 1] is block.body:
+            return None  # an assignment later in the loop's body reaches the next iteration
+        if isinstance(block, (cst.Try, cst.TryStar)) and ancestors[index + 1] is not block.body:
+            return None  # a handler runs after part of the ``try`` body, which may assign it
+        if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            continue
+        current = ancestors[index + 1]
+        statements: list[cst.CSTNode] = list(block.body)
+        position = next((i for i, statement in enumerate(statements) if statement is current), None)
+        if position is None:
+            continue
+        for statement in reversed(statements[:position]):
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in reversed(statement.body):
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1 and code(small.targets[0].target) == text:
+                        return small.value
+                    if _binds(small, text, code):
+                        return None
+            elif _binds(statement, text, code):
+                return None
+    return None
+
+
+def _binds(node: cst.CSTNode, text: str, code: Callable[[cst.CSTNode], str]) -> bool:
+    """Whether ``node`` (a statement) may bind ``text`` anywhere: as an assignment target, a
+    loop or ``with`` target, a name defined or imported, or through ``global``/``del``."""
+    for found in walk(node):
+        targets: list[cst.CSTNode] = []
+        if isinstance(found, cst.Assign):
+            targets = [t.target for t in found.targets]
+        elif isinstance(found, (cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr)):
+            targets = [found.target]
+        elif isinstance(found, cst.WithItem) and found.asname is not None:
+            targets = [found.asname.name]
+        elif isinstance(found, (cst.FunctionDef, cst.ClassDef)):
+            targets = [found.name]
+        elif isinstance(found, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.Del)):
+            if text in code(found):
+                return True
+        for each in targets:
+            for part in walk(each):
+                written = code(part) if isinstance(part, cst.BaseExpression) else None
+                if written is not None and (written == text or text.startswith((written + ".", written + "["))):
+                    return True  # ``x = ...`` rebinds ``x.weight`` too
+    return False
 
 
 def _walk_scope(scope: Union[cst.FunctionDef, cst.Module]) -> Iterator[cst.CSTNode]:

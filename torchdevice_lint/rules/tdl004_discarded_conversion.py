@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchdevice_lint.analysis import Receiver, torch_api
 from torchdevice_lint.analysis.imports import dotted_name
+from torchdevice_lint.analysis.receivers import reaching_assignment
 from torchdevice_lint.analysis.tree import string_value, walk
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
@@ -50,7 +51,10 @@ class DiscardedConversion(Rule):
     gathers (`qlayers = get_layers(model); qlayers[name].to("cpu")`) or what
     `named_modules()`/`named_children()` list. An attribute or item is what the last assignment
     to it before the statement made it: `self.linear.weight = bnb.nn.Params4bit(...)` replaces
-    the Linear's weight tensor by an object of another class, whose `cuda()` quantizes it in place. A conversion of a fresh tensor
+    the Linear's weight tensor by an object of another class, whose `cuda()` quantizes it in place.
+    So is a name, when one plain assignment certainly reaches the statement (the last one before
+    it in its block or an enclosing block, with no loop, `try` or other binding between):
+    `mask = mask[..., None].bool()` makes `mask` a tensor whatever `mask` was first bound to. A conversion of a fresh tensor
     (`torch.ones(1).to(device)`) is not flagged: no variable was meant to move, and such a
     line is written for its side effect, such as creating the CUDA context.
 
@@ -234,7 +238,11 @@ class DiscardedConversion(Rule):
             return  # ``with pytest.raises(...): qp.to(device)``: run for the error it raises
         functions = self.context.enclosing_functions()
         verdict = self._isinstance_guard(receiver) or self._reassigned(receiver, functions)
-        verdict = verdict or self.analysis.receivers.judge(receiver, functions)
+        if verdict is None:
+            assigned = None
+            if isinstance(receiver, cst.Name):
+                assigned = reaching_assignment(self.context.ancestors, receiver, self.analysis.module.code_for_node)
+            verdict = self.analysis.receivers.judge(receiver, functions, assigned)
         if verdict not in (Receiver.TENSOR, Receiver.LIKELY_TENSOR, Receiver.GRAPH, Receiver.COPY):
             return
         receiver_text = self.analysis.module.code_for_node(receiver)
@@ -259,25 +267,8 @@ class DiscardedConversion(Rule):
         ``cuda()`` may well work in place (bitsandbytes quantizes it there)."""
         if not isinstance(receiver, (cst.Attribute, cst.Subscript)):
             return None
-        code = self.analysis.module.code_for_node
-        text = code(receiver)
-        ancestors = self.context.ancestors
-        for index in range(len(ancestors) - 2, -1, -1):
-            block = ancestors[index]
-            if isinstance(block, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                break
-            if not isinstance(block, (cst.IndentedBlock, cst.Module)):
-                continue
-            current = ancestors[index + 1]
-            statements: list[cst.CSTNode] = list(block.body)
-            position = next((i for i, statement in enumerate(statements) if statement is current), None)
-            if position is None:
-                continue
-            for statement in reversed(statements[:position]):
-                for assigned in _assignments(statement):
-                    if any(code(target.target) == text for target in assigned.targets):
-                        return self.analysis.receivers.judge_assigned(assigned.value, functions)
-        return None
+        value = reaching_assignment(self.context.ancestors, receiver, self.analysis.module.code_for_node)
+        return None if value is None else self.analysis.receivers.judge_assigned(value, functions)
 
     def _isinstance_guard(self, receiver: cst.BaseExpression) -> Optional[Receiver]:
         """What an enclosing ``if isinstance(x, torch.Tensor):`` (or ``nn.Module``), or
@@ -341,9 +332,3 @@ class DiscardedConversion(Rule):
                         return True
         return False
 
-
-def _assignments(statement: cst.CSTNode) -> list[cst.Assign]:
-    """The assignments of a simple statement line, last first."""
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return []
-    return [small for small in reversed(statement.body) if isinstance(small, cst.Assign)]
