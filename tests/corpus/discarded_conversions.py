@@ -212,3 +212,13 @@ def encode_texts(encoder, tokenizer, texts, device, output_device, build):
         state.to(device)  # ok: TDL004  the assignment below reaches the next iteration
         state = hidden[step]
     return hidden.masked_fill(~mask, 0.0), state
+
+
+class ClipClassifier(nn.Module):
+    """An attribute assigned what only looks like a tensor keeps its own evidence."""
+
+    def __init__(self, loader, arch, to_float32):
+        super().__init__()
+        self.clip = loader.load(arch, device="cpu")[0]
+        if to_float32:
+            self.clip.float()  # ok: TDL004  a layer of the module (self.<name>)

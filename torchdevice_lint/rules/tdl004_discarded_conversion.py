@@ -268,7 +268,13 @@ class DiscardedConversion(Rule):
         if not isinstance(receiver, (cst.Attribute, cst.Subscript)):
             return None
         value = reaching_assignment(self.context.ancestors, receiver, self.analysis.module.code_for_node)
-        return None if value is None else self.analysis.receivers.judge_assigned(value, functions)
+        if value is None:
+            return None
+        verdict = self.analysis.receivers.judge_assigned(value, functions)
+        # Only what the assignment shows for certain outranks the attribute's own evidence:
+        # ``self.clip = clip.load(arch)[0]`` (an item of what a loader returns, a tensor only by
+        # default) leaves ``self.clip`` a layer of the module.
+        return None if verdict is Receiver.LIKELY_TENSOR else verdict
 
     def _isinstance_guard(self, receiver: cst.BaseExpression) -> Optional[Receiver]:
         """What an enclosing ``if isinstance(x, torch.Tensor):`` (or ``nn.Module``), or
