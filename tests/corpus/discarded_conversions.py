@@ -222,3 +222,21 @@ class ClipClassifier(nn.Module):
         self.clip = loader.load(arch, device="cpu")[0]
         if to_float32:
             self.clip.float()  # ok: TDL004  a layer of the module (self.<name>)
+
+
+class QuantCollection(nn.Module):
+    """A module's own to() that forgets its parameters are tensors."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def to(self, device):
+        for param in self.parameters():
+            if param.device.type != "meta":
+                param.to(device)  # expect: TDL004  the items of parameters() are tensors
+        for name, buf in self.named_buffers():
+            buf.cuda()  # expect: TDL004
+        for child in self.children():
+            child.to(device)  # ok: TDL004  modules
+        return self

@@ -251,6 +251,8 @@ class ReceiverJudge:
             # and ``zip``, ``product`` or ``.items()`` pair anything.
             if not isinstance(node, cst.For):
                 return Receiver.UNKNOWN  # ``for step, batch in enumerate(loader)``: a whole item
+            if _yields_parameters(node.iter):
+                return Receiver.LIKELY_TENSOR  # ``for param in self.parameters()``: tensors
             unpacked = isinstance(node.target, (cst.Tuple, cst.List))
             return Receiver.LIKELY_TENSOR if unpacked and _yields_batches(node.iter) else Receiver.UNKNOWN
         if kind is Binding.ASSIGNED and isinstance(node, cst.BaseExpression):
@@ -487,6 +489,22 @@ def _yields_batches(iterable: cst.BaseExpression) -> bool:
     while isinstance(iterable, cst.Call) and dotted_name(iterable.func) in _ITEM_WRAPPERS and iterable.args:
         iterable = iterable.args[0].value
     return isinstance(iterable, (cst.Name, cst.Attribute))
+
+
+#: ``nn.Module`` methods that iterate over its tensors (with their names, for the ``named_`` ones).
+_TENSOR_ITERATORS = frozenset({"parameters", "buffers", "named_parameters", "named_buffers"})
+
+
+def _yields_parameters(iterable: cst.BaseExpression) -> bool:
+    """``model.parameters()``, ``enumerate(self.named_buffers())``: a module's tensors (a name
+    that comes with one is a string, never converted)."""
+    while isinstance(iterable, cst.Call) and dotted_name(iterable.func) in _ITEM_WRAPPERS | {"list"} and iterable.args:
+        iterable = iterable.args[0].value
+    return (
+        isinstance(iterable, cst.Call)
+        and isinstance(iterable.func, cst.Attribute)
+        and iterable.func.attr.value in _TENSOR_ITERATORS
+    )
 
 
 def _enumerates(loop: Optional[cst.CSTNode], target: cst.BaseExpression) -> bool:
