@@ -61,7 +61,8 @@ class LegacyConstructor(Rule):
     default dtype: number literals are written as floats (`torch.Tensor([1, 0])` becomes
     `torch.tensor([1.0, 0.0])`, up to 16 whole numbers), other data get
     `dtype=torch.get_default_dtype()`; whole numbers cast at once stay as written
-    (`torch.Tensor([10, 5]).to(device).long()` becomes `torch.tensor([10, 5]).to(device).long()`). Any
+    (`torch.Tensor([10, 5]).to(device).long()` becomes `torch.tensor([10, 5]).to(device).long()`,
+    also before `.to(torch.float32)`). Any
     other argument (a name, which may be data or a size) is reported without a fix, as is an
     alias. All of these are safe. `torch.set_default_tensor_type(T)` as a statement becomes
     `torch.set_default_dtype(...)`, safe for a CPU type; for a CUDA type a second line
@@ -96,6 +97,7 @@ class LegacyConstructor(Rule):
         "import torch\nbuffer = lengths.new_empty(n)\n",
         "import torch\nids = torch.tensor([10, 5, 2]).long()\n",
         "import torch as th\ncondition = th.empty(1)\n",
+        "import torch\nexpected = torch.tensor([[0, 1], [4, 5]]).to(torch.float32)\n",
         "import torch\n\ndef ids_like(lengths):\n    return torch.arange(lengths.numel(), device=lengths.device)\n",
     )
     invalid = (
@@ -134,6 +136,10 @@ class LegacyConstructor(Rule):
             "import torch\nids = torch.Tensor([10, 5, 2]).to(device).long()\nw = torch.Tensor([1, 2]).sum().long()\n",
             "import torch\nids = torch.tensor([10, 5, 2]).to(device).long()\nw = torch.tensor([1.0, 2.0]).sum().long()\n",
             count=2,
+        ),
+        Invalid(  # a cast with .to(dtype) too (MONAI tests/transforms/test_grid_splitd.py)
+            "import torch\nexpected = torch.Tensor([[0, 1], [4, 5]]).to(torch.float32)\n",
+            "import torch\nexpected = torch.tensor([[0, 1], [4, 5]]).to(torch.float32)\n",
         ),
         Invalid(  # Tacotron 2's padding mask: a size from .item(), the buffer given as out= to a
             # range that meets the argument: on the argument's device
@@ -261,7 +267,7 @@ class LegacyConstructor(Rule):
 
     def _cast_right_away(self, node: cst.Call, data: cst.BaseExpression) -> bool:
         """The new tensor's dtype is replaced at once (``torch.Tensor([10, 5]).to(device).long()``,
-        only moves between) and its whole numbers are exact in any float type torch.Tensor
+        ``.to(torch.float32)``, only moves between) and its whole numbers are exact in any float type torch.Tensor
         could have made (up to 2**24): torch.tensor's int64 gives the same values."""
         if any(int(leaf.value) > 2**24 for leaf in walk(data) if isinstance(leaf, cst.Integer)):
             return False
@@ -274,6 +280,12 @@ class LegacyConstructor(Rule):
                 return False
             if attribute.attr.value in _CASTS:
                 return not call.args
+            if attribute.attr.value == "to" and any(
+                (arg.keyword is not None and arg.keyword.value == "dtype")
+                or self.analysis.qualified_name(arg.value) in torch_api.DTYPES
+                for arg in call.args
+            ):
+                return True  # `.to(torch.float32)`, `.to(device, dtype=...)`
             if attribute.attr.value not in _MOVES:
                 return False
             current = call
