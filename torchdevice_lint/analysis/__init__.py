@@ -201,7 +201,9 @@ class FileAnalysis:
                     if isinstance(target, cst.Name):
                         bindings.setdefault(target.value, []).append(node.value)
                     elif isinstance(target, (cst.Tuple, cst.List)):  # the parts of what is unpacked
-                        unpacked = node.value if isinstance(node.value, cst.Name) else _UNFOLLOWED
+                        # ``row, col = edge_index`` or ``row, col, value = src.coo()``: a method of
+                        # the argument (or a torch function of it) gives its parts where it lives.
+                        unpacked = node.value if isinstance(node.value, (cst.Name, cst.Call)) else _UNFOLLOWED
                         for element in walk(target):
                             if isinstance(element, cst.Name):
                                 bindings.setdefault(element.value, []).append(unpacked)
@@ -209,8 +211,14 @@ class FileAnalysis:
         while changed:
             changed = False
             for name, values in bindings.items():
-                if name not in derived and all(self._computed_from(value, derived) for value in values):
-                    source = next(n for n in sorted(_read_names(values[0])) if n in derived)
+                if name in derived:
+                    continue
+                # A name rebound from itself (``signal = torch.cat([signal, pad])``, ``x = x.t()``)
+                # counts when its other bindings do: the rebinding keeps it where it was.
+                with_itself = {**derived, name: name}
+                seeding = [value for value in values if self._computed_from(value, derived)]
+                if seeding and all(self._computed_from(value, with_itself) for value in values):
+                    source = next(n for n in sorted(_read_names(seeding[0])) if n in derived)
                     derived[name] = derived[source]
                     changed = True
         for name, values in bindings.items():
