@@ -76,6 +76,7 @@ class FileAnalysis:
         self._meetings_by_origin: Optional[dict[cst.Call, Meeting]] = None
         self._unplaced_by_origin: Optional[dict[cst.Call, list[Meeting]]] = None
         self._argument_derived: dict[cst.FunctionDef, dict[str, str]] = {}
+        self._rebound_later: dict[cst.FunctionDef, dict[str, int]] = {}
 
     def qualified_name(self, node: cst.BaseExpression) -> Optional[str]:
         return self.imports.qualified_name(node)
@@ -150,6 +151,18 @@ class FileAnalysis:
         # of another file may be on the CPU by that helper's contract.
         from_arguments = self.argument_derived_names(here)
         partner = next((m.partner for m in meetings if m.body in (None, here) and m.partner in from_arguments), None)
+        if partner is None:
+            # A parameter the function rebinds later is still the caller's tensor before that.
+            rebound = self.rebound_parameters(here)
+            partner = next(
+                (
+                    m.partner
+                    for m in meetings
+                    if m.body in (None, here) and m.partner in rebound and 0 < m.order < rebound[m.partner]
+                ),
+                None,
+            )
+            from_arguments = {**from_arguments, partner: partner} if partner is not None else from_arguments
         if partner is not None:
             # The fix reads the device of a tensor bound before the call: the partner, or else the
             # argument it is computed from (`same = labels == ...` comes after `eye = torch.eye(n)`).
@@ -193,9 +206,14 @@ class FileAnalysis:
         for name in self._given_to_numpy(function):
             derived.pop(name, None)  # NumPy reads it: on the CPU by the function's own contract
         bindings: dict[str, list[cst.BaseExpression]] = {}
+        #: The order of the statement of each bound value (``id`` of the value).
+        order_of: dict[int, int] = {}
         for node in walk(function.body):
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 continue
+            if isinstance(node, cst.SimpleStatementLine):
+                order = self.flow.statement_order.get(node, 0)
+                order_of.update((id(small.value), order) for small in node.body if isinstance(small, _BINDINGS))
             if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and node.value is not None:
                 for target in assignment_targets(node):
                     if isinstance(target, cst.Name):
@@ -221,11 +239,23 @@ class FileAnalysis:
                     source = next(n for n in sorted(_read_names(seeding[0])) if n in derived)
                     derived[name] = derived[source]
                     changed = True
+        rebound: dict[str, int] = {}
         for name, values in bindings.items():
-            if name in derived and not all(self._computed_from(value, derived) for value in values):
+            foreign = [value for value in values if not self._computed_from(value, derived)]
+            if name in derived and foreign:
                 del derived[name]  # a parameter rebound to something else
+                if scope is not None and name in scope.tensor_params:
+                    rebound[name] = min(order_of.get(id(value), 0) for value in foreign)
         self._argument_derived[function] = derived
+        self._rebound_later[function] = rebound
         return derived
+
+    def rebound_parameters(self, function: cst.FunctionDef) -> dict[str, int]:
+        """Tensor parameters that ``function`` rebinds to something not computed from the
+        caller's tensors (``target = target_bool_mat[:, observed]``), each with the order of the
+        first such statement: before it, the name still holds the caller's tensor."""
+        self.argument_derived_names(function)
+        return self._rebound_later.get(function, {})
 
     def _given_to_numpy(self, function: cst.FunctionDef) -> set[str]:
         names: set[str] = set()
@@ -262,6 +292,10 @@ class FileAnalysis:
 
     def scopes_of(self, functions: Sequence[cst.FunctionDef]) -> list[Scope]:
         return [self.flow.scopes[f] for f in functions if f in self.flow.scopes]
+
+
+#: Statements that bind a name to a value.
+_BINDINGS = (cst.Assign, cst.AnnAssign, cst.AugAssign)
 
 
 def _sets_attributes_by_name(function: cst.FunctionDef) -> bool:

@@ -746,7 +746,7 @@ class FlowAnalysis:
             return DEVICE_OBJECT
         if qualified in torch_api.TENSOR_FUNCTIONS or qualified.startswith("torch.nn.functional."):
             tensor_values = list(tensor_arguments(argument_values, self.values))
-            if qualified in torch_api.COMBINING_FUNCTIONS:
+            if qualified in torch_api.COMBINING_FUNCTIONS or _compares_two_tensors(qualified, argument_values):
                 self._record_meeting(node, tensor_values)
             result = combine([value for _, value in tensor_values])
             if _reduces_to_zero_dim(node, qualified):
@@ -805,7 +805,9 @@ class FlowAnalysis:
                 return Value(Kind.TENSOR, receiver.place)  # 0-dim: may meet any device
             if method == "type" and node.args:
                 return receiver
-            if method in torch_api.COMBINING_METHODS:
+            if method in torch_api.COMBINING_METHODS or (
+                method in torch_api.ELEMENTWISE_WHEN_GIVEN_A_TENSOR and _given_a_tensor(argument_values, 0)
+            ):
                 participants = [(node.func.value, receiver), *tensor_arguments(argument_values, self.values)]
                 self._record_meeting(node, participants)
                 return combine([value for _, value in participants])
@@ -957,7 +959,7 @@ class FlowAnalysis:
                 (expr.value for expr, value in device_side if isinstance(expr, cst.Name) and value.kind is Kind.TENSOR),
                 None,
             )
-            self.meetings[site] = [Meeting(site, origin, partner, self._body) for origin in origins]
+            self.meetings[site] = [Meeting(site, origin, partner, self._body, self._counter) for origin in origins]
             return
         # A participant that is a CPU factory here and on a device on another path: the
         # factories of the others meet that device there. Not those of a participant that is
@@ -965,7 +967,7 @@ class FlowAnalysis:
         # factories, else two slices of ``bounds``).
         always_cpu = {origin for _, value in participants if value.elsewhere is None for origin in value.origins}
         met_elsewhere = [
-            (value.elsewhere, Meeting(site, origin, expr.value if isinstance(expr, cst.Name) else None, self._body))
+            (value.elsewhere, Meeting(site, origin, expr.value if isinstance(expr, cst.Name) else None, self._body, self._counter))
             for expr, value in participants
             if value.elsewhere is not None
             for origin in origins
@@ -976,7 +978,7 @@ class FlowAnalysis:
             self.meetings[site] = on_device
             return
         unplaced = [
-            Meeting(site, origin, name, self._body)
+            Meeting(site, origin, name, self._body, self._counter)
             for expr, value in participants
             if value.kind is Kind.TENSOR and value.place is Place.UNKNOWN
             for name in self._unplaced_tensor_names(expr)
@@ -1002,6 +1004,19 @@ class FlowAnalysis:
 def _without_origins(value: Value) -> Value:
     elements = tuple(_without_origins(e) for e in value.elements) if value.elements is not None else None
     return replace(value, origins=frozenset(), elements=elements)
+
+
+def _compares_two_tensors(qualified: str, argument_values) -> bool:
+    """``torch.max(zero, scores)``: two tensors compared elementwise, not a reduction over a dim."""
+    return qualified.rsplit(".", 1)[-1] in torch_api.ELEMENTWISE_WHEN_GIVEN_A_TENSOR and _given_a_tensor(argument_values, 1)
+
+
+def _given_a_tensor(argument_values, index: int) -> bool:
+    """The positional argument at ``index`` (or ``other=``) is a tensor."""
+    positional = [value for arg, value in argument_values if arg.keyword is None and not arg.star]
+    keyword = [value for arg, value in argument_values if arg.keyword is not None and arg.keyword.value == "other"]
+    candidates = positional[index : index + 1] or keyword
+    return bool(candidates) and candidates[0].kind is Kind.TENSOR
 
 
 def _reduces_to_zero_dim(call: cst.Call, qualified: str) -> bool:

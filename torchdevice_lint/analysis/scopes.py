@@ -23,6 +23,8 @@ class Meeting:
     #: The function where they meet (None: the module body); not the factory's own when the
     #: tensor is kept on ``self`` and met in another method.
     body: Optional[cst.FunctionDef] = None
+    #: The order of the statement where they meet (see ``FlowAnalysis.statement_order``).
+    order: int = 0
 
 
 @dataclass

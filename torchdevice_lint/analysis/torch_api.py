@@ -75,6 +75,16 @@ COMBINING_FUNCTIONS = frozenset(
         "torch.div",
         "torch.maximum",
         "torch.minimum",
+        "torch.fmax",
+        "torch.fmin",
+        "torch.logical_and",
+        "torch.logical_or",
+        "torch.logical_xor",
+        "torch.atan2",
+        "torch.remainder",
+        "torch.fmod",
+        "torch.floor_divide",
+        "torch.true_divide",
         "torch.lerp",
         "torch.addmm",
         "torch.baddbmm",
@@ -124,6 +134,18 @@ COMBINING_METHODS = frozenset(
         "lerp_",
         "maximum",
         "minimum",
+        "fmax",
+        "fmin",
+        "logical_and",
+        "logical_and_",
+        "logical_or",
+        "logical_or_",
+        "logical_xor",
+        "atan2",
+        "remainder",
+        "fmod",
+        "floor_divide",
+        "true_divide",
         "eq",
         "ne",
         "lt",
@@ -136,6 +158,10 @@ COMBINING_METHODS = frozenset(
         "masked_scatter_", "gather", "take_along_dim",
     }
 )
+
+#: ``torch.max(a, b)``, ``a.min(b)``: given a second tensor, elementwise like ``maximum``;
+#: given a dimension, a reduction with no partner.
+ELEMENTWISE_WHEN_GIVEN_A_TENSOR = frozenset({"max", "min"})
 
 #: Other ``torch.*`` functions that return a tensor placed like their tensor arguments.
 TENSOR_FUNCTIONS = COMBINING_FUNCTIONS | frozenset(
@@ -170,6 +196,8 @@ TENSOR_FUNCTIONS = COMBINING_FUNCTIONS | frozenset(
         "torch.pow",
         "torch.argmax",
         "torch.argmin",
+        "torch.max",
+        "torch.min",
         "torch.norm",
         "torch.nn.functional.relu",
         "torch.nn.functional.gelu",

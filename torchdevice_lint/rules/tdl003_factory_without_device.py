@@ -86,6 +86,8 @@ class FactoryWithoutDevice(Rule):
         "    counts = torch.zeros(10)\n    counts += values.view(-1)[:10]\n    return np.asarray(values)\n",
         "import torch\n\ndef grid(x: torch.Tensor, device=None):\n    if not torch.cuda.is_available():\n"
         "        return x.view(-1) + torch.arange(x.numel())\n    return x\n",
+        "import torch\n\ndef best(scores: torch.Tensor, n: int):\n    counts = torch.zeros(n)\n"
+        "    return torch.max(scores, 1), torch.max(counts, 0)\n",
     )
     invalid = (
         Invalid(
@@ -162,6 +164,12 @@ class FactoryWithoutDevice(Rule):
         ),
         Invalid(
             "import torch\nx = torch.randn(3).cuda()\ny = x + torch.randn(3)\n",
+        ),
+        Invalid(
+            "import torch\n\ndef floor_at_zero(scores: torch.Tensor):\n    zero = torch.zeros(1)\n"
+            "    return torch.max(zero, scores)\n",
+            "import torch\n\ndef floor_at_zero(scores: torch.Tensor):\n    zero = torch.zeros(1, device=scores.device)\n"
+            "    return torch.max(zero, scores)\n",
         ),
         Invalid(
             "import torch\n\nclass Counts:\n    def __init__(self, n: int):\n        self.counts = torch.zeros(n)\n\n"
