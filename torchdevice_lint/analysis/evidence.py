@@ -31,8 +31,20 @@ def names_used_as_tensors(function: cst.FunctionDef, imports: ImportTable, lenie
             func = node.func
             if type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value in _CALLED_TENSOR_EVIDENCE:
                 found.add(func.value.value)
-            if lenient and (imports.qualified_name(func) or "").startswith("torch."):
+            from_torch = (imports.qualified_name(func) or "").startswith("torch.")
+            if lenient and from_torch:
                 found.update(arg.value.value for arg in node.args if type(arg.value) is cst.Name and not arg.keyword)
+            if from_torch:
+                # ``torch.rand(n, dtype=inputs.dtype)``: only a tensor gives torch its dtype or device.
+                found.update(
+                    arg.value.value.value
+                    for arg in node.args
+                    if arg.keyword is not None
+                    and arg.keyword.value in _PLACING_KEYWORDS
+                    and type(arg.value) is cst.Attribute
+                    and type(arg.value.value) is cst.Name
+                    and arg.value.attr.value == arg.keyword.value
+                )
         elif type(node) is cst.Assign and type(node.value) is cst.Name:
             for target in node.targets:
                 if isinstance(target.target, (cst.Tuple, cst.List)):
@@ -44,6 +56,9 @@ def names_used_as_tensors(function: cst.FunctionDef, imports: ImportTable, lenie
         stack.extend(iter_child_nodes(node))
     return found | {unpacked_from[name] for name in found if name in unpacked_from}
 
+
+#: Keywords of a torch call that, given ``x.dtype`` or ``x.device``, show ``x`` is a tensor.
+_PLACING_KEYWORDS = frozenset({"dtype", "device"})
 
 #: Methods that, called on a name, show it is a tensor (NumPy's ``size`` is no method).
 _CALLED_TENSOR_EVIDENCE = frozenset({"size", "dim", "view"})

@@ -468,6 +468,9 @@ class FlowAnalysis:
             self._record_meeting(small, [(small.target, target), (small.value, operand)])
             if isinstance(small.target, cst.Name) and target.kind is Kind.TENSOR:
                 scope.env[small.target.value] = combine([target, operand])
+            elif isinstance(small.target, cst.Name) and target.kind is Kind.UNKNOWN and operand.kind is Kind.TENSOR:
+                # ``noise = keep_prob; noise += torch.rand(n)``: a number plus a tensor is that tensor.
+                scope.env[small.target.value] = operand
         elif isinstance(small, cst.Expr):
             self._walk_expression_statement(small.value, scope)
         elif isinstance(small, cst.Return) and small.value is not None:
