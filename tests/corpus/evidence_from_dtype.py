@@ -37,3 +37,22 @@ def count_with(labels, n: int):
     counts = 0
     counts += torch.zeros(n, dtype=labels.dtype)  # ok: TDL003  never meets labels
     return counts.sum()
+
+
+def fetch_rows(indices, tensor, feature_shape, device, pin_memory):
+    # dgl storages/pytorch_tensor.py: a host buffer, pinned so that the caller copies it to the GPU.
+    result = torch.empty(indices.shape[0], *feature_shape, dtype=tensor.dtype, pin_memory=pin_memory)  # ok: TDL003
+    torch.index_select(tensor, 0, indices, out=result)
+    return result
+
+
+def staged(batch: torch.Tensor):
+    buffer = torch.zeros(batch.shape).pin_memory()  # ok: TDL003  pinned: on the CPU on purpose
+    buffer.copy_(batch)
+    return buffer
+
+
+def unpinned(indices, tensor, feature_shape, device):
+    result = torch.empty(indices.shape[0], *feature_shape, dtype=tensor.dtype, pin_memory=False)  # expect: TDL003
+    torch.index_select(tensor, 0, indices, out=result)
+    return result

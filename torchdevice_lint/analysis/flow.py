@@ -782,6 +782,9 @@ class FlowAnalysis:
             return Value(Kind.TENSOR, device_argument_place(device, self.values))
         if keyword_argument(node, "out") is not None:  # written into ``out``, on its device
             return Value(Kind.TENSOR)
+        pinned = keyword_argument(node, "pin_memory")
+        if pinned is not None and not (isinstance(pinned, cst.Name) and pinned.value == "False"):
+            return Value(Kind.TENSOR, Place.CPU)  # pinned host memory: on the CPU by design, to be copied from
         if self.sets_default_device:
             return Value(Kind.TENSOR)
         if is_zero_dim_factory(node, qualified):
@@ -802,6 +805,8 @@ class FlowAnalysis:
                     scope.owner_class.attributes[name] = Value(Kind.TENSOR, Place.DEVICE)
             return self._evaluate_own_method(node, receiver, method, argument_values, scope)
         if receiver.kind is Kind.TENSOR:
+            if method == "pin_memory":
+                return Value(Kind.TENSOR, Place.CPU)  # pinned host memory: on the CPU by design
             if method in torch_api.SAME_DEVICE_CONSTRUCTOR_METHODS:
                 return Value(Kind.TENSOR, receiver.place)
             if method in torch_api.FULL_REDUCTIONS and not node.args:
