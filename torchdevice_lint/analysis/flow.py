@@ -478,10 +478,41 @@ class FlowAnalysis:
             if isinstance(scope.node, cst.FunctionDef):
                 previous = self.returns.get(scope.node)
                 self.returns[scope.node] = value if previous is None else merge(previous, value)
+                self._judge_forward_result(small, value, scope)
         else:
             for child in iter_child_nodes(small):
                 if isinstance(child, cst.BaseExpression):
                     self._evaluate(child, scope)
+
+    def _judge_forward_result(self, statement: cst.Return, value: Value, scope: Scope) -> None:
+        """A module's ``forward`` returns its result to a caller whose input is on the device: a
+        CPU factory returned there (``return torch.zeros(n, 4)``, or in a returned tuple) meets
+        that input's device in the caller."""
+        function, owner = scope.node, scope.owner_class
+        if (
+            not isinstance(function, cst.FunctionDef)
+            or function.name.value != "forward"
+            or owner is None
+            or not owner.is_module
+            or not scope.device_tensor_params
+            or statement.value is None
+        ):
+            return
+        expression = statement.value
+        if value.elements is not None and isinstance(expression, (cst.Tuple, cst.List)):
+            returned = [(element.value, self.values.get(element.value, UNKNOWN)) for element in expression.elements]
+        else:
+            returned = [(expression, value)]
+        if not any(result.is_cpu_factory_tensor for _, result in returned):
+            return
+        # The input stands for the caller's device: a name a fix can read ``.device`` from. A
+        # forward that never reads its input makes nothing from it (``return torch.arange(4) * scale``).
+        name = scope.device_tensor_params[0]
+        if not any(isinstance(node, cst.Name) and node.value == name for node in walk(function.body)):
+            return
+        partner = cst.Name(name)
+        self.values[partner] = Value(Kind.TENSOR, Place.DEVICE)
+        self._record_meeting(statement, [(partner, self.values[partner]), *returned])
 
     def _walk_expression_statement(self, expression: cst.BaseExpression, scope: Scope) -> None:
         """A bare ``x.to(d)``: a module moves in place; a tensor is assumed moved as meant.

@@ -17,7 +17,8 @@ class FactoryWithoutDevice(Rule):
     `.cuda()`, or the output of a model that was moved. Tensors that come in from the caller
     (the arguments of a function, what is computed from them) live on the caller's device; so
     does a name that holds a CPU factory on one path and such a tensor on another, passed to a
-    helper. A tensor kept on `self` (`self.total = torch.zeros(n)` in `reset`) is flagged when
+    helper. A factory a module's `forward` returns goes back to a caller whose input is on the
+    device. A tensor kept on `self` (`self.total = torch.zeros(n)` in `reset`) is flagged when
     another method of the class meets the caller's tensors with it (`update(preds)`).
 
     ## Why is this bad?
@@ -164,6 +165,12 @@ class FactoryWithoutDevice(Rule):
         ),
         Invalid(
             "import torch\nx = torch.randn(3).cuda()\ny = x + torch.randn(3)\n",
+        ),
+        Invalid(
+            "import torch\nfrom torch import nn\n\nclass Kernel(nn.Module):\n    def forward(self, x):\n"
+            "        k = torch.zeros(x.size(0), x.size(0))\n        k[:, :] = x @ x.t()\n        return k\n",
+            "import torch\nfrom torch import nn\n\nclass Kernel(nn.Module):\n    def forward(self, x):\n"
+            "        k = torch.zeros(x.size(0), x.size(0), device=x.device)\n        k[:, :] = x @ x.t()\n        return k\n",
         ),
         Invalid(
             "import torch\n\ndef floor_at_zero(scores: torch.Tensor):\n    zero = torch.zeros(1)\n"

@@ -1,0 +1,39 @@
+# What a module's forward returns goes back to a caller whose input is on the device: a CPU
+# factory returned there meets that device. Shapes from gpytorch's kernels (a0ad6c03bd: the
+# gradient kernel matrix made with torch.zeros and filled from the inputs), with hard negatives.
+import torch
+from torch import nn
+
+
+class GradKernel(nn.Module):
+    def forward(self, x1, x2):
+        b, n1, d = x1.size()
+        n2 = x2.size(1)
+        k = torch.zeros(b, n1 * (d + 1), n2 * (d + 1))  # expect: TDL003  filled from the inputs, returned to their caller
+        k[..., :n1, :n2] = x1 @ x2.transpose(-1, -2)
+        return k
+
+
+class PairHead(nn.Module):
+    def forward(self, x):
+        if x.numel() == 0:
+            return x, torch.zeros((0, 4))  # expect: TDL003  the empty case too goes back to the caller
+        return x, x[:, :4]
+
+
+class GradKernelFixed(nn.Module):
+    def forward(self, x1, x2):
+        b, n1, d = x1.size()
+        k = torch.zeros(b, n1 * (d + 1), n1 * (d + 1), device=x1.device, dtype=x1.dtype)  # ok: TDL003
+        k[..., :n1, :n1] = x1 @ x1.transpose(-1, -2)
+        return k
+
+
+class Constant(nn.Module):
+    def forward(self, x, scale: float):
+        return torch.arange(4) * scale  # ok: TDL003  never reads its input: nothing comes from the caller's device
+
+
+class Count(nn.Module):
+    def forward(self, x):
+        return x.sum(), torch.tensor(0.0)  # ok: TDL003  a 0-dim tensor may go anywhere
