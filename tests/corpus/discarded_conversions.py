@@ -1,6 +1,7 @@
 """Conversion statements whose result is thrown away, next to receivers that convert in place."""
 
 import numpy as np
+import pytest
 import torch
 import torchvision
 from torch import nn
@@ -240,3 +241,21 @@ class QuantCollection(nn.Module):
         for child in self.children():
             child.to(device)  # ok: TDL004  modules
         return self
+
+
+@pytest.mark.parametrize("prior", [BoxPrior(torch.zeros(2), torch.ones(2)), pytest.param(Wrapped(base))])
+def test_prior_moves(prior):
+    prior.to("cpu")  # ok: TDL004  parametrized with objects of classes
+    assert prior.device == "cpu"
+
+
+@pytest.mark.parametrize("values, device", [(torch.zeros(2), "cpu"), (torch.ones(3), "cpu")])
+def test_values_move(values, device):
+    values.to(device)  # expect: TDL004  parametrized with tensors
+    assert values.device.type == device
+
+
+def load_generator(encoder_name, generator_name, device):
+    rag = RagGenerator.from_pretrained_encoder_generator(encoder_name, generator_name).to(device)
+    rag.to(device)  # ok: TDL004  an alternate constructor (from_...) makes an object
+    return rag

@@ -236,6 +236,12 @@ class ReceiverJudge:
             assert isinstance(node, cst.Param)
             if node.annotation is not None:
                 return Receiver.UNKNOWN
+            owner = next((f for f in functions if any(p is node for p in _all_params(f))), None)
+            given = _parametrized_values(owner, node.name.value) if owner is not None else None
+            if given is not None:
+                # ``@pytest.mark.parametrize("prior", [BoxUniform(...), ...])``: what is listed
+                outer = tuple(functions[functions.index(owner) + 1:]) if owner in functions else ()
+                return self._strongest({self._judge_listed(value, outer) for value in given}) if given else Receiver.UNKNOWN
             fixture = self._fixtures().get(node.name.value)
             if fixture is not None and (not functions or functions[0] is not fixture):
                 return self._judge_fixture(fixture)
@@ -296,6 +302,20 @@ class ReceiverJudge:
             verdicts = {self.judge(value, (fixture,)) for value in given}
         finally:
             self._judging.discard((fixture.name.value, id(fixture)))
+        return self._strongest(verdicts)
+
+    def _judge_listed(self, value: cst.BaseExpression, functions: Sequence[cst.FunctionDef]) -> Receiver:
+        """A value written in a decorator, which the flow analysis does not read: a call of a
+        torch factory makes a tensor."""
+        if isinstance(value, cst.Call) and (self.analysis.qualified_name(value.func) or "") in (
+            torch_api.FACTORIES | torch_api.RANDOM_FACTORIES | torch_api.DATA_FACTORIES | torch_api.FACTORIES_WITHOUT_DEVICE_KEYWORD
+        ):
+            return Receiver.TENSOR
+        return self.judge(value, functions)
+
+    @staticmethod
+    def _strongest(verdicts: set[Receiver]) -> Receiver:
+        """The verdict of a value that may be any of ``verdicts``: in place or unknown wins."""
         for verdict in (Receiver.IN_PLACE, Receiver.UNKNOWN, Receiver.GRAPH, Receiver.COPY, Receiver.LIKELY_TENSOR):
             if verdict in verdicts:
                 return verdict
@@ -332,8 +352,8 @@ class ReceiverJudge:
         last = callee.rsplit(".", 1)[-1]
         if set(words(callee.replace(".", "_"))) & ENCODING_MAKERS:
             return Receiver.IN_PLACE  # ``tokenizer(texts, return_tensors="pt")``: a BatchEncoding
-        if last[:1].isupper() or last in OBJECT_MAKERS or last.lstrip("_").startswith(BUILDER_VERBS):
-            return Receiver.IN_PLACE  # a class, a loader or a builder: an object
+        if last[:1].isupper() or last in OBJECT_MAKERS or last.lstrip("_").startswith(BUILDER_VERBS + ("from_",)):
+            return Receiver.IN_PLACE  # a class, a loader, a builder or an alternate constructor (from_...): an object
         if names_in_place_object(last) or _root(call.func) == "self":
             return Receiver.LIKELY_TENSOR  # ``model(x)``, ``self.encoder(x)``, ``self.embed(x)``
         return self._placed(call) or Receiver.UNKNOWN
@@ -505,6 +525,48 @@ def _yields_parameters(iterable: cst.BaseExpression) -> bool:
         and isinstance(iterable.func, cst.Attribute)
         and iterable.func.attr.value in _TENSOR_ITERATORS
     )
+
+
+def _all_params(function: cst.FunctionDef) -> list[cst.Param]:
+    params = function.params
+    return [*params.posonly_params, *params.params, *params.kwonly_params]
+
+
+def _parametrized_values(function: cst.FunctionDef, name: str) -> Optional[list[cst.BaseExpression]]:
+    """The values ``@pytest.mark.parametrize`` gives the argument ``name`` of ``function``
+    (``pytest.param(value, marks=...)`` unwrapped), an empty list when they cannot be read (a
+    name, a call), ``None`` when no ``parametrize`` names the argument."""
+    for decorator in function.decorators:
+        call = decorator.decorator
+        if not (isinstance(call, cst.Call) and (dotted_name(call.func) or "").endswith("parametrize") and len(call.args) >= 2):
+            continue
+        first = call.args[0].value
+        if isinstance(first, (cst.List, cst.Tuple)):
+            names = [element.value.evaluated_value for element in first.elements if isinstance(element.value, cst.SimpleString)]
+        elif isinstance(first, cst.SimpleString):
+            names = [part.strip() for part in str(first.evaluated_value).split(",")]
+        else:
+            continue
+        if name not in names:
+            continue
+        listed = call.args[1].value
+        if not isinstance(listed, (cst.List, cst.Tuple)):
+            return []
+        index = names.index(name)
+        values: list[cst.BaseExpression] = []
+        for element in listed.elements:
+            value = element.value
+            if isinstance(value, cst.Call) and (dotted_name(value.func) or "").endswith("param"):
+                parts = [arg.value for arg in value.args if arg.keyword is None]
+            elif len(names) > 1 and isinstance(value, (cst.Tuple, cst.List)):
+                parts = [part.value for part in value.elements]
+            else:
+                parts = [value]
+            if len(names) > 1 and len(parts) != len(names) or len(names) == 1 and len(parts) != 1:
+                return []
+            values.append(parts[index])
+        return values
+    return None
 
 
 def _enumerates(loop: Optional[cst.CSTNode], target: cst.BaseExpression) -> bool:

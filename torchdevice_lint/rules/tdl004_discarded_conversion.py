@@ -42,11 +42,13 @@ class DiscardedConversion(Rule):
     pytorch3d's `Transform3d` does) is flagged. A DGL graph is flagged too: since DGL 0.5 its
     `to()` returns a copy (`g`, `graph` in files that import `dgl`, what `dgl.graph()` makes), in
     DGL's backend-agnostic code too, which never imports torch. What an unknown call
-    returns (`thing = load(path)`) and a whole loader item (`for batch in loader`) are left
+    returns (`thing = load(path)`), what an alternate constructor makes
+    (`Rag.from_pretrained_encoder_generator(...)`) and a whole loader item (`for batch in loader`) are left
     alone. Tuple-unpacked batch elements (`for images, labels in loader`), the items of a
     module's `parameters()`/`buffers()`, arguments, model outputs and what tensor methods return
     are tensors; a test's argument named after a pytest
-    fixture of the file is what the fixture returns. A statement in a `with pytest.raises(...)`
+    fixture of the file is what the fixture returns, and one that `@pytest.mark.parametrize` gives
+    is what it lists (`[BoxUniform(...), ...]`: objects). A statement in a `with pytest.raises(...)`
     (or `self.assertRaises(...)`) block is run for the error it raises and is not flagged.
     The items of a collection of modules are modules: what a helper named after modules
     gathers (`qlayers = get_layers(model); qlayers[name].to("cpu")`) or what
