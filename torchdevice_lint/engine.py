@@ -79,8 +79,9 @@ class Linter:
         if not self._may_match(source) or (self.noqa and skips_file(source)):
             return FixResult(source, [], 0)
         module = original = parse(source)
-        original_text = _text_of(source, module)
-        text: Optional[str] = original_text
+        #: The code of ``module``, carried along with it: regenerating it from the tree costs about
+        #: a third of a small file's fix, and a parsed tree gives back exactly the text it was parsed from.
+        original_text = text = _text_of(source, module)
         applied = 0
         #: Lines of the fixes check mode reports; later rounds fix only findings there (what one
         #: fix writes, such as TDL006's torch.empty meeting a device tensor, is finished in the same
@@ -90,7 +91,7 @@ class Linter:
             context = self._run_rules(module, text, project, path, unsafe)
             reports = context.reports
             findings = self._findings(module, reports)
-            lines = _OriginalLines(original_text, module.code) if round_number else None
+            lines = _OriginalLines(original_text, text) if round_number else None
             wanted = [
                 report
                 for report, finding in zip(reports, findings)
@@ -106,15 +107,15 @@ class Linter:
             chosen = _non_overlapping(wanted)
             if not chosen:
                 break
-            module, text = self._apply(module, chosen, context.analysis.binder), None
+            module, text = self._apply(module, chosen, context.analysis.binder)
             applied += len(chosen)
         if applied:
-            module = self._wrapped(original, module, isinstance(source, bytes))
-            reports = self._run_rules(module, None, project, path).reports
+            module, text = self._wrapped(original, module, text, isinstance(source, bytes))
+            reports = self._run_rules(module, text, project, path).reports
         remaining = self._findings(module, reports)
         if not applied:  # nothing to write: hand back the very input
             return FixResult(source, [f for f in remaining if f is not None], 0)
-        output: Source = module.bytes if isinstance(source, bytes) else module.code
+        output: Source = text.encode(module.encoding) if isinstance(source, bytes) else text
         output = keep_what_libcst_drops(source, original, output)
         return FixResult(output, [f for f in remaining if f is not None], applied)
 
@@ -195,24 +196,26 @@ class Linter:
             )
         return findings
 
-    def _wrapped(self, original: cst.Module, fixed: cst.Module, as_bytes: bool) -> cst.Module:
-        """``fixed`` with the lines its fixes pushed past the project's line length laid out
-        over several lines (`torchdevice_lint.wrapping`)."""
-        code = wrap_lengthened_lines(original.code, fixed.code, self.settings.line_length, fixed.default_indent)
-        if code == fixed.code:
-            return fixed
-        return parse(code.encode(fixed.encoding) if as_bytes else code)
+    def _wrapped(self, original: cst.Module, fixed: cst.Module, text: str, as_bytes: bool) -> tuple[cst.Module, str]:
+        """``fixed`` (whose code is ``text``) with the lines its fixes pushed past the project's
+        line length laid out over several lines (`torchdevice_lint.wrapping`), and its code."""
+        code = wrap_lengthened_lines(original.code, text, self.settings.line_length, fixed.default_indent)
+        if code == text:
+            return fixed, text
+        return parse(code.encode(fixed.encoding) if as_bytes else code), code
 
-    def _apply(self, module: cst.Module, reports: list[Report], binder: DeviceBinder) -> cst.Module:
-        """The module with the reports' fixes; ``binder`` comes from the analysis that made them."""
+    def _apply(self, module: cst.Module, reports: list[Report], binder: DeviceBinder) -> tuple[cst.Module, str]:
+        """The module with the reports' fixes, and its code; ``binder`` comes from the analysis
+        that made them."""
         fixes = [(report, report.fix) for report in reports if report.fix is not None]
         replacements = {old: new for _, fix in fixes for old, new in fix.replacements}
         updated = module.visit(_Replacer(replacements))
         binding_sites = [report.top_level_index for report, fix in fixes if fix.needs_device_binding]
         if binding_sites:
             updated = binder.insert_binding(updated, min(binding_sites))
+        code = updated.code
         try:
-            return cst.parse_module(updated.bytes)
+            return cst.parse_module(code.encode(updated.encoding)), code
         except cst.ParserSyntaxError as error:  # a bug in a rule's fix, never the user's
             raise AssertionError(f"a fix produced code that does not parse: {error}") from error
 
