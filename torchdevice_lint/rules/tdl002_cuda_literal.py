@@ -60,8 +60,9 @@ class CudaLiteral(Rule):
     ```
 
     ## Fix safety
-    A `torch.device(...)` assigned to any name, or a string assigned to a variable or
-    parameter default named like a device, gets the guarded idiom in place; any other use is
+    A `torch.device(...)` assigned to any name (also unpacked: `rank, dev = 0,
+    torch.device("cuda")`), or a string assigned to a variable or parameter default named
+    like a device, gets the guarded idiom in place; any other use is
     replaced by the device already bound in scope; in a function, the device of a tensor
     parameter the call computes with (`torch.empty(e.shape, device="cuda")` in `def f(e)`
     becomes `device=e.device`) comes first. Safe for a bare `"cuda"`. Unsafe when the
@@ -165,12 +166,12 @@ class CudaLiteral(Rule):
             'import torch\nGPU = torch.device("cuda", 0)\n',
             'import torch\nGPU = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n',
         ),
-        Invalid(  # `dev` bound under `if distributed:` is unbound in the `else:` branch
+        Invalid(  # `dev` bound under `if distributed:` is unbound in the `else:` branch (never `dev = dev`);
+            # unpacked into a name of its own, the device is guarded in place as in a plain assignment
             'import torch\n\n\ndef main(distributed, rank):\n    if distributed:\n        dev = torch.device("cuda", rank)\n'
             '    else:\n        rank, dev = 0, torch.device("cuda")\n    return dev\n',
-            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
-            'def main(distributed, rank):\n    if distributed:\n        dev = torch.device("cuda", rank)\n'
-            '    else:\n        rank, dev = 0, device\n    return dev\n',
+            'import torch\n\n\ndef main(distributed, rank):\n    if distributed:\n        dev = torch.device("cuda", rank)\n'
+            '    else:\n        rank, dev = 0, torch.device("cuda" if torch.cuda.is_available() else "cpu")\n    return dev\n',
         ),
         Invalid(  # one name: a `device` parameter elsewhere does not rename the module's binding
             'import torch\n\n\ndef prepare(x, device=None):\n    return x.to(device)\n\n\nmodel = Net().to("cuda")\n',
@@ -447,7 +448,9 @@ class CudaLiteral(Rule):
             return None
         has_index = ":" in literal or (isinstance(node, cst.Call) and len(node.args) > 1)
         safety = Safety.UNSAFE if has_index else Safety.SAFE
-        assigned_device_object = isinstance(node, cst.Call) and isinstance(parent, (cst.Assign, cst.AnnAssign))
+        assigned_device_object = isinstance(node, cst.Call) and (
+            isinstance(parent, (cst.Assign, cst.AnnAssign)) or self._unpacked_into_a_name(parent)
+        )
         if assigned_device_object or self._assigned_to_device_name(parent):
             guarded = self._guarded(node)
             return Fix(safety, ((node, guarded),)) if guarded is not None else None
@@ -464,6 +467,20 @@ class CudaLiteral(Rule):
         if not (isinstance(parent, cst.Arg) and parent.keyword is not None and isinstance(call, cst.Call) and functions):
             return None
         return self.analysis.binder.tensor_parameter_in(functions[0], call)
+
+    def _unpacked_into_a_name(self, parent: Optional[cst.CSTNode]) -> bool:
+        """``rank, dev = 0, torch.device("cuda")``: the literal is bound to a name of its own, as
+        in a plain assignment (diffusers' examples/cosmos3/inference_cosmos3.py)."""
+        values, statement = self.context.parent(2), self.context.parent(3)
+        if not (isinstance(parent, cst.Element) and isinstance(values, cst.Tuple) and isinstance(statement, cst.Assign)):
+            return False
+        if statement.value is not values or len(statement.targets) != 1:
+            return False
+        targets = statement.targets[0].target
+        if not isinstance(targets, (cst.Tuple, cst.List)) or len(targets.elements) != len(values.elements):
+            return False
+        index = next(i for i, element in enumerate(values.elements) if element is parent)
+        return isinstance(targets.elements[index].value, cst.Name)
 
     def _guarded(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """The guarded idiom, in the literal's own form (a string or a ``torch.device``); None
