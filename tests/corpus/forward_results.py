@@ -1,5 +1,6 @@
 # What a module's forward returns goes back to a caller whose input is on the device: a CPU
-# factory returned there meets that device. Shapes from gpytorch's kernels (a0ad6c03bd: the
+# factory the forward filled with values computed from its input meets that device there
+# (placeholders for edge cases are left alone: read by hand, they were rarely bugs). Shapes from gpytorch's kernels (a0ad6c03bd: the
 # gradient kernel matrix made with torch.zeros and filled from the inputs), with hard negatives.
 import torch
 from torch import nn
@@ -17,8 +18,18 @@ class GradKernel(nn.Module):
 class PairHead(nn.Module):
     def forward(self, x):
         if x.numel() == 0:
-            return x, torch.zeros((0, 4))  # expect: TDL003  the empty case too goes back to the caller
+            return x, torch.zeros((0, 4))  # ok: TDL003  a placeholder for the empty case: nothing computed into it
         return x, x[:, :4]
+
+
+class PerceptualChannels(nn.Module):
+    # MONAI losses/perceptual.py (channel_wise): per-channel results written into a CPU tensor.
+    def forward(self, input: torch.Tensor):
+        diff: torch.Tensor = input.pow(2)
+        results = torch.zeros(diff.shape[0], input.shape[1])  # expect: TDL003
+        for i in range(input.shape[1]):
+            results[:, i] = diff[:, i].sum(dim=1)
+        return results
 
 
 class GradKernelFixed(nn.Module):

@@ -96,6 +96,8 @@ class FlowAnalysis:
         self.returns: dict[cst.FunctionDef, Value] = {}
         #: What each generator of the file yields, merged over its yield expressions.
         self.yields: dict[cst.FunctionDef, Value] = {}
+        #: CPU factories that values computed elsewhere were written into (``k[:, :n] = x @ y``).
+        self._filled: set[cst.Call] = set()
         self._run()
 
     # ---------------------------------------------------------------- setup
@@ -486,8 +488,8 @@ class FlowAnalysis:
 
     def _judge_forward_result(self, statement: cst.Return, value: Value, scope: Scope) -> None:
         """A module's ``forward`` returns its result to a caller whose input is on the device: a
-        CPU factory returned there (``return torch.zeros(n, 4)``, or in a returned tuple) meets
-        that input's device in the caller."""
+        CPU factory the forward filled with values computed from that input (``k = torch.zeros(n, n);
+        k[:, :] = x @ x.t(); return k``), alone or in a returned tuple, meets that device there."""
         function, owner = scope.node, scope.owner_class
         if (
             not isinstance(function, cst.FunctionDef)
@@ -503,7 +505,9 @@ class FlowAnalysis:
             returned = [(element.value, self.values.get(element.value, UNKNOWN)) for element in expression.elements]
         else:
             returned = [(expression, value)]
-        if not any(result.is_cpu_factory_tensor for _, result in returned):
+        # Only a result the forward computed into it: a placeholder for an edge case or an unused
+        # output (``return torch.zeros(1, h)`` for an empty graph) is left to the caller.
+        if not any(result.is_cpu_factory_tensor and result.origins & self._filled for _, result in returned):
             return
         # The input stands for the caller's device: a name a fix can read ``.device`` from. A
         # forward that never reads its input makes nothing from it (``return torch.arange(4) * scale``).
@@ -597,6 +601,8 @@ class FlowAnalysis:
                 self._set_attribute(owner, target.attr.value, value, source)
         elif isinstance(target, cst.Subscript) and source is not None:
             receiver = self._evaluate(target.value, scope)
+            if receiver.is_cpu_factory_tensor and value.kind is Kind.TENSOR and not value.is_cpu_factory_tensor:
+                self._filled.update(receiver.origins)  # ``k[..., :n] = x1 @ x2.t()``: it holds computed values
             indices = [self._evaluate(e.slice.value, scope) for e in target.slice if isinstance(e.slice, cst.Index)]
             if any(index.kind is Kind.TENSOR for index in indices):
                 # ``x[index] = value`` with a tensor index puts values in place: ``value`` must

@@ -17,8 +17,8 @@ class FactoryWithoutDevice(Rule):
     `.cuda()`, or the output of a model that was moved. Tensors that come in from the caller
     (the arguments of a function, what is computed from them) live on the caller's device; so
     does a name that holds a CPU factory on one path and such a tensor on another, passed to a
-    helper. A factory a module's `forward` returns goes back to a caller whose input is on the
-    device. A tensor kept on `self` (`self.total = torch.zeros(n)` in `reset`) is flagged when
+    helper. A factory a module's `forward` fills with values computed from its input and returns
+    goes back to a caller whose input is on the device. A tensor kept on `self` (`self.total = torch.zeros(n)` in `reset`) is flagged when
     another method of the class meets the caller's tensors with it (`update(preds)`).
 
     ## Why is this bad?
