@@ -67,11 +67,8 @@ _COMMENT = re.compile(r"#[^\n]*")
 CUDA_ONLY_LIBRARIES = ("triton", "tensorrt", "torch_tensorrt", "pycuda", "cupy")
 #: A module-level import of one, outside any block (so the module cannot load without it).
 _CUDA_ONLY_IMPORT = re.compile(rf"^(?:import|from)[ \t]+(?:{'|'.join(CUDA_ONLY_LIBRARIES)})\b", re.MULTILINE)
-#: A module-level import of one through a call (MONAI's ``trt, ok = optional_import("tensorrt")``);
-#: Triton is left out there: an optional Triton path has a fallback beside it.
-_CUDA_ONLY_LAZY_IMPORT = re.compile(
-    r"^[\w \t,]+=[ \t]*[\w.]*import\w*\([ \t]*[\"'](?:tensorrt|torch_tensorrt|pycuda|cupy)\b", re.MULTILINE
-)
+#: An optional import (MONAI's ``cp, has_cp = optional_import("cupy")``) does not count: the module
+#: has a path without the library (MONAI's type_conversion.py converts to CuPy only when asked).
 #: How a method's return value starts when it is a new object of the class, not ``self``.
 _COPY_MAKERS = ("self.clone(", "copy.copy(self", "copy.deepcopy(self", "deepcopy(self", "type(self)(", "self.__class__(")
 #: Marks, among a class's tracked methods, a ``to`` that returns a copy on some path.
@@ -144,7 +141,7 @@ def scan(text: str) -> FileFacts:
         else:
             if called:
                 returns[function.group(1)] = tuple(called)
-    needs_cuda = bool(_CUDA_ONLY_IMPORT.search(text) or _CUDA_ONLY_LAZY_IMPORT.search(text))
+    needs_cuda = bool(_CUDA_ONLY_IMPORT.search(text))
     return FileFacts(classes, _imports(text), returns, needs_cuda)
 
 

@@ -24,8 +24,8 @@ class CudaCall(Rule):
     (`@skipIf(not torch.cuda.is_available())`, `@requires_cuda`) are CUDA-only by design and
     left alone, and so is code that is CUDA-only by construction: Triton kernels and launchers,
     `bitsandbytes` paths, a module built on Triton, TensorRT, PyCUDA or CuPy (imported at module
-    level, directly or through a lazy `optional_import("tensorrt")`, or through a module of the
-    project that imports one there), a function that waits for the GPU (`torch.cuda.synchronize()`,
+    level outside any block, or through a module of the project that imports one there; an
+    optional import such as `optional_import("cupy")` does not count), a function that waits for the GPU (`torch.cuda.synchronize()`,
     CUDA events or streams outside a device check) and a module that times GPU work with CUDA
     events.
 
@@ -83,8 +83,8 @@ class CudaCall(Rule):
         "def cuda(self):\n    return self.to('cuda')",
         "@unittest.skipIf(not torch.cuda.is_available(), 'no GPU')\ndef test_kernel():\n    x = torch.ones(2).cuda()",
         "import triton\n\ndef launch(x):\n    y = x.cuda()\n    _kernel[(1,)](y)\n    return y",
-        # code on TensorRT (through MONAI's lazy import), a function that waits for the GPU
-        'import torch\nfrom monai.utils import optional_import\n\ntrt, trt_imported = optional_import("tensorrt")\n\n\n'
+        # code on TensorRT, a function that waits for the GPU
+        "import tensorrt as trt\nimport torch\n\n\n"
         "def make_tensor(d):\n    return d if isinstance(d, torch.Tensor) else torch.tensor(d).cuda()\n",
         "import torch\n\n\ndef timed(model, x):\n    y = model(x.cuda())\n    torch.cuda.synchronize()\n    return y\n",
         "import bitsandbytes as bnb\n\ndef quantize(w):\n    return bnb.functional.quantize_4bit(w.cuda())",

@@ -114,11 +114,9 @@ class CudaLiteral(Rule):
         'import triton\n\ndef launch(x):\n    out = torch.empty(x.shape, device="cuda")\n    _kernel[(1,)](x, out)\n    return out',
         # a module importing Triton at module level: built on Triton kernels (unsloth's MoE autotuner)
         'import torch\nimport triton\n\n\ndef tune(n):\n    device = "cuda"\n    return torch.randn(n, device=device)\n',
-        # TensorRT and PyCUDA only run with CUDA, imported directly or through a lazy import
+        # TensorRT and PyCUDA only run with CUDA
         "import pycuda.driver as cuda\nimport tensorrt as trt\nimport torch\n\n"
         'cuda.init()\n\nif __name__ == "__main__":\n    pipe = build()\n    pipe = pipe.to("cuda")\n',
-        'import torch\nfrom monai.utils import optional_import\n\ntrt, trt_imported = optional_import("tensorrt")\n\n\n'
-        'def make_tensor(d):\n    return torch.tensor(d, device="cuda")\n',
         # a function that cannot finish without CUDA: it waits for the GPU (unsloth's xformers probe)
         "import torch\n\n\ndef runs_here():\n    try:\n"
         '        q = torch.zeros((1, 8, 1, 64), device="cuda")\n        attention(q, q, q)\n'
@@ -186,6 +184,14 @@ class CudaLiteral(Rule):
             'torch_device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
             "device = cuda.get_current_device()\n\n\ndef run(pipe):\n"
             "    return pipe.to(torch_device)\n",
+        ),
+        Invalid(  # an optional import of a CUDA-only library: the module has a path without it (MONAI)
+            'import torch\nfrom monai.utils import optional_import\n\ncp, has_cp = optional_import("cupy")\n\n\n'
+            'def prepare(x):\n    return x.to("cuda")\n',
+            'import torch\nfrom monai.utils import optional_import\n\n'
+            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
+            'cp, has_cp = optional_import("cupy")\n\n\n'
+            "def prepare(x):\n    return x.to(device)\n",
         ),
         Invalid(  # Triton imported optionally: the module has a path without it
             'import torch\n\ntry:\n    import triton\nexcept ImportError:\n    triton = None\n\n\n'
