@@ -50,7 +50,7 @@ IN_PLACE_WORDS = frozenset(
     cnn mlp conv fc linear bn attention block blocks teacher student ema pipe pipeline metric
     metrics estimator predictor regressor vocoder extractor learner wrapper ddp fsdp env envs
     buffer storage rollouts replay memory fn func trainer component components evaluator tagger ranker segmenter
-    detector autoencoder seq2seq lm clf qnet dqn vit resnet scorer
+    detector autoencoder seq2seq lm clf qnet dqn vit resnet scorer mod submod submodule
     """.split()
 )
 #: Endings of one-word module names: ``resnet``, ``unet``, ``densenet``, ``swinformer``.
@@ -102,7 +102,9 @@ def words(identifier: str) -> list[str]:
 
 def names_in_place_object(identifier: str) -> bool:
     lowered = identifier.lower()
-    return bool(set(words(identifier)) & IN_PLACE_WORDS) or (
+    parts = set(words(identifier))
+    plurals = {part[:-1] for part in parts if len(part) > 3 and part.endswith("s")}  # ``named_linears``
+    return bool((parts | plurals) & IN_PLACE_WORDS) or (
         len(lowered) > 4 and lowered.endswith(IN_PLACE_ENDINGS)
     )
 
@@ -183,6 +185,22 @@ class ReceiverJudge:
     def judge_assigned(self, value: cst.BaseExpression, functions: Sequence[cst.FunctionDef]) -> Receiver:
         """What a receiver is that was last assigned ``value``."""
         return self._judge_binding(Binding.ASSIGNED, value, functions)
+
+    def _names_class(self, node: cst.BaseExpression) -> bool:
+        """``FpQuantLinear``, ``layers.QuantLinear``, ``A if cond else B`` of such: a class, by
+        the naming convention, not a torch function."""
+        if isinstance(node, cst.IfExp):
+            return self._names_class(node.body) and self._names_class(node.orelse)
+        written = dotted_name(node)
+        return written is not None and written.rsplit(".", 1)[-1][:1].isupper()
+
+    def _names_a_class(self, name: str, functions: Sequence[cst.FunctionDef]) -> bool:
+        """Every binding of ``name`` assigns it a class (not an instance): calling it constructs."""
+        bindings = self.bindings_of(name, functions)
+        return bool(bindings) and all(
+            kind is Binding.ASSIGNED and isinstance(node, cst.BaseExpression) and self._names_class(node)
+            for kind, node in bindings
+        )
 
     def _holds_modules(self, name: str, functions: Sequence[cst.FunctionDef]) -> bool:
         """Every binding of ``name`` is a collection of modules, so its items are modules: what a
@@ -349,6 +367,8 @@ class ReceiverJudge:
         callee = dotted_name(call.func)
         if callee is None:
             return self._placed(call) or Receiver.UNKNOWN
+        if isinstance(call.func, cst.Name) and self._names_a_class(call.func.value, functions):
+            return Receiver.IN_PLACE  # ``linear_func = FpQuantLinear if fp else IntQuantLinear``: a constructor
         last = callee.rsplit(".", 1)[-1]
         if set(words(callee.replace(".", "_"))) & ENCODING_MAKERS:
             return Receiver.IN_PLACE  # ``tokenizer(texts, return_tensors="pt")``: a BatchEncoding
@@ -575,8 +595,20 @@ def _enumerates(loop: Optional[cst.CSTNode], target: cst.BaseExpression) -> bool
         isinstance(loop, cst.For) and loop.target is target and isinstance(target, (cst.Tuple, cst.List))
         and len(target.elements) == 2
         and isinstance(target.elements[1].value, cst.Name)
-        and isinstance(loop.iter, cst.Call) and dotted_name(loop.iter.func) == "enumerate"
+        and _unwrapped(loop.iter, {"enumerate"}) is not None
     )
+
+
+def _unwrapped(iterable: cst.BaseExpression, callees: set[str]) -> Optional[cst.Call]:
+    """The call of one of ``callees`` inside progress wrappers: ``tqdm(enumerate(loader), total=n)``."""
+    while isinstance(iterable, cst.Call) and iterable.args:
+        callee = dotted_name(iterable.func)
+        if callee in callees:
+            return iterable
+        if callee not in _ITEM_WRAPPERS or callee in ("enumerate", "iter"):
+            return None
+        iterable = iterable.args[0].value
+    return None
 
 
 #: ``nn.Module`` methods that iterate over its submodules.

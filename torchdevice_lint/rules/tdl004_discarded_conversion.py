@@ -34,16 +34,18 @@ class DiscardedConversion(Rule):
 
     A receiver is taken for a tensor unless it is known, or very likely, to convert in place:
     a module (made from an `nn.Module` class of torch or of the project, annotated as one, or
-    named like one: `model`, `net`, `net_g`, `text_encoder`, `criterion`, `self`,
-    `self.<layer>`), a Hugging Face `BatchEncoding` (what a tokenizer returns), a PyTorch
-    Geometric `Data`/`Batch` (`data`, `batch`, `graph` in files that import it), or an object
-    of a class of the project with its own `to` that returns `self`. An object of a class of
+    named like one: `model`, `net`, `net_g`, `text_encoder`, `criterion`, `mod`, plurals such as
+    `named_linears`, `self`, `self.<layer>`; or made by calling a name that holds a class:
+    `linear_func = FpQuantLinear if fp else IntQuantLinear`), a Hugging Face `BatchEncoding`
+    (what a tokenizer returns), a PyTorch Geometric `Data`/`Batch` (`data`, `batch`, `graph` in
+    files that import it), or an object of a class of the project with its own `to` that returns `self`. An object of a class of
     the project whose `to` returns a new object (`return other`, `return type(self)(...)`, as
     pytorch3d's `Transform3d` does) is flagged. A DGL graph is flagged too: since DGL 0.5 its
     `to()` returns a copy (`g`, `graph` in files that import `dgl`, what `dgl.graph()` makes), in
     DGL's backend-agnostic code too, which never imports torch. What an unknown call
     returns (`thing = load(path)`), what an alternate constructor makes
-    (`Rag.from_pretrained_encoder_generator(...)`) and a whole loader item (`for batch in loader`) are left
+    (`Rag.from_pretrained_encoder_generator(...)`) and a whole loader item (`for batch in loader`,
+    `for step, batch in tqdm(enumerate(loader))`) are left
     alone. Tuple-unpacked batch elements (`for images, labels in loader`), the items of a
     module's `parameters()`/`buffers()`, arguments, model outputs and what tensor methods return
     are tensors; a test's argument named after a pytest
