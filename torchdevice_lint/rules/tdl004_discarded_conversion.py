@@ -282,31 +282,46 @@ class DiscardedConversion(Rule):
         return None if verdict is Receiver.LIKELY_TENSOR else verdict
 
     def _isinstance_guard(self, receiver: cst.BaseExpression) -> Optional[Receiver]:
-        """What an enclosing ``if isinstance(x, torch.Tensor):`` (or ``nn.Module``), or
-        ``elif torch.is_tensor(x):``, says."""
-        code = self.analysis.module.code_for_node
+        """What an enclosing ``if isinstance(x, torch.Tensor):`` (or ``nn.Module``, or a conjunct
+        of an ``and``), an ``elif torch.is_tensor(x):``, or an ``assert isinstance(x, ...)``
+        before the statement in its block says."""
         ancestors = self.context.ancestors
         for index in range(len(ancestors) - 2, -1, -1):
             guard = ancestors[index]
-            if not (isinstance(guard, cst.If) and ancestors[index + 1] is guard.body):
-                continue
-            test = guard.test
-            if (
-                isinstance(test, cst.Call)
-                and self.analysis.qualified_name(test.func) == "torch.is_tensor"
-                and len(test.args) == 1
-                and code(test.args[0].value) == code(receiver)
-            ):
-                return Receiver.TENSOR
-            if not (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2):
-                continue
-            if code(test.args[0].value) != code(receiver):
-                continue
-            kind = self.analysis.qualified_name(test.args[1].value) or ""
-            if kind == "torch.Tensor" or kind in torch_api.NN_TENSOR_CLASSES:
-                return Receiver.TENSOR
-            return Receiver.IN_PLACE if kind == "torch.nn.Module" or torch_api.is_torch_nn_module_class(kind) else Receiver.UNKNOWN
+            if isinstance(guard, cst.If) and ancestors[index + 1] is guard.body:
+                verdict = self._type_test(guard.test, receiver)
+                if verdict is not None:
+                    return verdict
+            elif isinstance(guard, cst.IndentedBlock):
+                current = ancestors[index + 1]
+                statements = list(guard.body)
+                position = next((i for i, statement in enumerate(statements) if statement is current), 0)
+                for statement in reversed(statements[:position]):
+                    if not isinstance(statement, cst.SimpleStatementLine):
+                        continue
+                    for small in statement.body:
+                        if isinstance(small, cst.Assert):
+                            verdict = self._type_test(small.test, receiver)
+                            if verdict is not None:
+                                return verdict
         return None
+
+    def _type_test(self, test: cst.BaseExpression, receiver: cst.BaseExpression) -> Optional[Receiver]:
+        """What ``test`` (``isinstance(x, C)``, ``torch.is_tensor(x)``, or an ``and`` of tests)
+        says of ``receiver`` when it holds."""
+        code = self.analysis.module.code_for_node
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._type_test(test.left, receiver) or self._type_test(test.right, receiver)
+        if not (isinstance(test, cst.Call) and test.args and code(test.args[0].value) == code(receiver)):
+            return None
+        if self.analysis.qualified_name(test.func) == "torch.is_tensor" and len(test.args) == 1:
+            return Receiver.TENSOR
+        if not (dotted_name(test.func) == "isinstance" and len(test.args) == 2):
+            return None
+        kind = self.analysis.qualified_name(test.args[1].value) or ""
+        if kind == "torch.Tensor" or kind in torch_api.NN_TENSOR_CLASSES:
+            return Receiver.TENSOR
+        return Receiver.IN_PLACE if kind == "torch.nn.Module" or torch_api.is_torch_nn_module_class(kind) else Receiver.UNKNOWN
 
     def _fix(self, node: cst.Expr, call: cst.Call, receiver, verdict: Receiver, functions) -> Optional[Fix]:
         """``x = x.to(...)``: safe for a variable of this scope proven a tensor."""
