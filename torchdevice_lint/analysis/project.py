@@ -398,6 +398,10 @@ class ProjectView:
                 return True
         return False
 
+    def imports_project_module(self, imported: str) -> bool:
+        """``imported`` (a dotted name the file imports) is in a module of the project."""
+        return self._module_file(self.path, imported) is not None
+
     # -------------------------------------------------------------- internals
     def _module_file(self, path: str, imported: str) -> Optional[tuple[str, str]]:
         """The file of the project an import of the file at ``path`` reads, and what remains of

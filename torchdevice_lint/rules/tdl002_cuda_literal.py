@@ -67,6 +67,10 @@ class CudaLiteral(Rule):
     parameter the call computes with (`torch.empty(e.shape, device="cuda")` in `def f(e)`
     becomes `device=e.device`) comes first. Safe for a bare `"cuda"`. Unsafe when the
     literal names an index (`"cuda:0"`, `torch.device("cuda", 1)`), since the fix drops it.
+    A device given to a library outside torch (`ctranslate2.Generator(path, device="cuda")`)
+    keeps its form: the guarded idiom in place, unsafe, since such a library may take only
+    a string and may not run on the CPU with its other arguments; libraries known to take a
+    `torch.device` (transformers, diffusers, Lightning, ...) get the device in scope.
     f-strings such as `f"cuda:{rank}"` are reported without a fix.
     """
 
@@ -206,6 +210,19 @@ class CudaLiteral(Rule):
             'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
             "def run(model, x):\n    y = model(x.to(device))\n"
             "    if torch.cuda.is_available():\n        torch.cuda.synchronize()\n    return y\n",
+        ),
+        Invalid(  # a library outside torch wants the string (ctranslate2 refuses a torch.device,
+            # OpenNMT-py loss.py): the guarded idiom in place, unsafe (its CPU path is not known)
+            'import ctranslate2\nimport torch\n\n\ndef prior(path):\n'
+            '    return ctranslate2.Generator(path, device="cuda", compute_type="float16")\n',
+            'import ctranslate2\nimport torch\n\n\ndef prior(path):\n'
+            '    return ctranslate2.Generator(path, device="cuda" if torch.cuda.is_available() else "cpu", compute_type="float16")\n',
+        ),
+        Invalid(  # transformers takes a torch.device: the device in scope
+            'import torch\nfrom transformers import pipeline\n\n\ndef asr(device):\n'
+            '    return pipeline("asr", device="cuda")\n',
+            'import torch\nfrom transformers import pipeline\n\n\ndef asr(device):\n'
+            '    return pipeline("asr", device=device)\n',
         ),
         Invalid(  # a test faking its environment still places its own tensors through torch
             'import torch\n\n\ndef test_ones(monkeypatch):\n    return torch.ones(2, device="cuda")\n'
@@ -460,11 +477,33 @@ class CudaLiteral(Rule):
         if assigned_device_object or self._assigned_to_device_name(parent):
             guarded = self._guarded(node)
             return Fix(safety, ((node, guarded),)) if guarded is not None else None
+        if self._given_to_another_library(parent):
+            # A library outside torch may want the device in the form it was written (ctranslate2
+            # takes a string, never a ``torch.device``), and whether it runs on the CPU at all
+            # with the other arguments is not known: the guarded idiom in place, as an unsafe fix.
+            guarded = self._guarded(node)
+            return Fix(Safety.UNSAFE, ((node, guarded),)) if guarded is not None else None
         tensor = self._tensor_computed_with(parent)
         if tensor is not None:
             return Fix(safety, ((node, expression(f"{tensor}.device")),))
         device = self.context.device_for()
         return self.device_fix([(node, expression(device.expression))], device, safety)
+
+    def _given_to_another_library(self, parent: Optional[cst.CSTNode]) -> bool:
+        """``ctranslate2.Generator(path, device="cuda")``: the literal is an argument of a call
+        imported from a library that is neither torch nor one known to take a ``torch.device``
+        (transformers, diffusers, Lightning, ...), nor a module of the project."""
+        call = self.context.parent(2)
+        if not (isinstance(parent, cst.Arg) and isinstance(call, cst.Call)):
+            return False
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda"):
+            return False
+        qualified = self.analysis.qualified_name(call.func)
+        if qualified is None or qualified.startswith("."):
+            return False  # not imported (a local function, a method of an object) or a relative import
+        if qualified.split(".", 1)[0] in TORCH_DEVICE_LIBRARIES:
+            return False
+        return not self.analysis.project.imports_project_module(qualified)
 
     def _tensor_computed_with(self, parent: Optional[cst.CSTNode]) -> Optional[str]:
         """In ``def kernel(e, g)``, ``torch.empty(e.shape, device="cuda")`` belongs with ``e``."""
@@ -503,6 +542,17 @@ class CudaLiteral(Rule):
             return node.with_changes(args=[node.args[0].with_changes(value=choice, comma=cst.MaybeSentinel.DEFAULT)])
         return choice
 
+
+#: Libraries whose device arguments take a ``torch.device`` as well as a string: a device
+#: already bound in scope may be given to them.
+TORCH_DEVICE_LIBRARIES = frozenset(
+    {
+        "torch", "torchvision", "torchaudio", "torchtext", "transformers", "diffusers", "accelerate",
+        "peft", "timm", "lightning", "pytorch_lightning", "lightning_fabric", "sentence_transformers",
+        "torch_geometric", "dgl", "monai", "kornia", "speechbrain", "open_clip", "clip", "whisper",
+        "fairseq", "torchmetrics", "ultralytics", "einops", "safetensors",
+    }
+)
 
 #: Plain records: what they hold is data (a device named in a fake target, a config entry).
 _RECORDS = ("types.SimpleNamespace", "argparse.Namespace", "collections.namedtuple")
