@@ -3,10 +3,12 @@
 A fix never invents a second notion of "the device": it reuses one already in scope, in
 this order of preference, and only when none exists asks for one module-level binding:
 
-1. a device variable of the enclosing function bound before the site (``device`` first);
+1. a device variable of the enclosing function bound before the site (``device`` first),
+   unless it may be the CPU on purpose (``cpu if gather_on_cpu else cuda``);
 2. the device of the tensor the site meets (``x.device``), when that tensor is a name;
 3. inside a module's ``forward`` (or a helper it feeds), an input tensor's ``.device``;
-4. ``self.device`` when the class sets it;
+4. ``self.device`` when the class sets it, or inherits it from Lightning (``LightningModule``,
+   ``LightningLite``, ``Fabric``);
 5. a module-level device variable (bound before the site, for module-level code), or one
    the file imports from its project (``torch_device`` from a testing module);
 6. a new ``device = torch.device("cuda" if torch.cuda.is_available() else "cpu")``, named
@@ -39,6 +41,10 @@ _NON_TENSOR_MEMBERS = frozenset(
         "local_scope", "update_all", "apply_edges", "edge_index", "keys", "items", "get",
     }
 )
+
+#: Lightning's classes whose instances know their device (``self.device``), and its packages.
+_LIGHTNING_DEVICE_CLASSES = frozenset({"LightningModule", "LightningLite", "Fabric"})
+_LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning", "lightning_fabric", "lightning_lite"})
 
 #: CUDA libraries other than torch, whose own device objects a file may name ``device``.
 _OTHER_CUDA_LIBRARIES = frozenset({"pycuda", "cupy", "numba", "tensorrt", "pynvml", "cuda"})
@@ -122,6 +128,8 @@ class DeviceBinder:
             device_attribute = innermost.owner_class.attributes.get("device")
             if device_attribute is not None and device_attribute.kind is Kind.DEVICE:
                 return DeviceChoice("self.device")
+            if self._has_device_property(innermost.owner_class.node):
+                return DeviceChoice("self.device")
         module_scope = self.flow.scopes[self.flow.module]
         name = _bound_device_name(module_scope, site if not scopes else None)
         if (
@@ -136,6 +144,18 @@ class DeviceBinder:
         shadowed = any(_binds(scope, self.global_name) for scope in scopes)
         shadowed = shadowed or (self.imports.torch_alias is not None and self.imports.torch_at_module_level() is None)
         return DeviceChoice(self.global_name, inserts_binding=True, shadowed=shadowed)
+
+    def _has_device_property(self, node: cst.ClassDef) -> bool:
+        """A subclass of Lightning's ``LightningModule``, ``LightningLite`` or ``Fabric``: its
+        ``self.device`` is the device the framework runs this process on."""
+        for base in node.bases:
+            qualified = self.imports.qualified_name(base.value) if base.keyword is None else None
+            if qualified is None:
+                continue
+            root, _, rest = qualified.partition(".")
+            if root in _LIGHTNING_PACKAGES and rest.rsplit(".", 1)[-1] in _LIGHTNING_DEVICE_CLASSES:
+                return True
+        return False
 
     def _device_of_another_library(self, name: str) -> bool:
         """In a file that imports another CUDA library (pycuda, cupy, numba, TensorRT), a
@@ -247,7 +267,12 @@ class DeviceBinder:
         (see ``DeviceChoice.shadowed``) instead of a second name for the whole file."""
         non_device_bindings: set[str] = set(self.imports.aliases) | set(self.flow.classes) | set(self.flow.functions)
         for name, value in self.flow.scopes[self.flow.module].env.items():
-            if value.kind is not Kind.DEVICE or value.defaults_to_cpu or self._device_of_another_library(name):
+            if (
+                value.kind is not Kind.DEVICE
+                or value.defaults_to_cpu
+                or value.may_be_cpu
+                or self._device_of_another_library(name)
+            ):
                 non_device_bindings.add(name)
         candidates = (self.preferred_name,) if self.preferred_name else ()
         for name in candidates + _CANDIDATE_GLOBAL_NAMES:
@@ -267,7 +292,10 @@ def _bound_device_name(scope: Scope, site: Optional[int]) -> Optional[str]:
     usable = [
         name
         for name, order in scope.device_names.items()
-        if (site is None or order < site) and scope.env.get(name) is not None and scope.env[name].kind is Kind.DEVICE
+        if (site is None or order < site)
+        and scope.env.get(name) is not None
+        and scope.env[name].kind is Kind.DEVICE
+        and not scope.env[name].may_be_cpu  # the CPU on purpose on some path: not the device
     ]
     if not usable:
         return None

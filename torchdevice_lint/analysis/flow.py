@@ -736,7 +736,24 @@ class FlowAnalysis:
         self._evaluate(node.test, scope)
         body = self._evaluate(node.body, scope)
         orelse = self._evaluate(node.orelse, scope)
-        return merge(body, orelse)
+        merged = merge(body, orelse)
+        if merged.kind is Kind.DEVICE and self._chooses_cpu_on_purpose(node):
+            return replace(merged, may_be_cpu=True)
+        return merged
+
+    def _chooses_cpu_on_purpose(self, node: cst.IfExp) -> bool:
+        """``torch.device("cpu") if gather_on_cpu else torch.device("cuda")``: an explicit CPU
+        on one side, another device on the other, and a test that does not ask whether CUDA is
+        there (``torch.cuda.is_available()`` makes the portable idiom, not a choice)."""
+        places = [_literal_place(side, self.imports) for side in (node.body, node.orelse)]
+        if Place.CPU not in places or Place.DEVICE not in places:
+            return False
+        return not any(
+            isinstance(call, cst.Call)
+            and (self.imports.qualified_name(call.func) or "").startswith("torch.")
+            and (self.imports.qualified_name(call.func) or "").endswith(("is_available", "device_count"))
+            for call in walk(node.test)
+        )
 
     def _evaluate_operation(self, node: cst.BinaryOperation | cst.Comparison, scope: Scope) -> Value:
         if isinstance(node, cst.BinaryOperation):
@@ -783,7 +800,8 @@ class FlowAnalysis:
             grids = [Value(Kind.TENSOR, v.place, v.origins) for arg, v in argument_values if arg.keyword is None]
             return Value(elements=tuple(grids)) if len(grids) > 1 else UNKNOWN
         if qualified == "torch.device":
-            return DEVICE_OBJECT
+            chosen = argument_values[0][1] if argument_values else UNKNOWN
+            return replace(DEVICE_OBJECT, may_be_cpu=chosen.may_be_cpu)
         if qualified in torch_api.TENSOR_FUNCTIONS or qualified.startswith("torch.nn.functional."):
             tensor_values = list(tensor_arguments(argument_values, self.values))
             if qualified in torch_api.COMBINING_FUNCTIONS or _compares_two_tensors(qualified, argument_values):
@@ -1081,3 +1099,16 @@ def _names_a_dtype(node: cst.BaseExpression) -> bool:
 
 def _is_static(function: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
+
+
+def _literal_place(node: cst.BaseExpression, imports: ImportTable) -> Place:
+    """Where a device written out names: ``"cpu"``/``torch.device("cpu")`` the CPU, ``"cuda"``
+    (any accelerator) the device; anything else unknown."""
+    if isinstance(node, cst.Call) and imports.qualified_name(node.func) == "torch.device" and node.args:
+        node = node.args[0].value
+    text = string_value(node)
+    if text is None:
+        return Place.UNKNOWN
+    if text.startswith("cpu"):
+        return Place.CPU
+    return Place.DEVICE if parse_device(text) is not None else Place.UNKNOWN

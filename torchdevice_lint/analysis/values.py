@@ -47,6 +47,10 @@ class Value:
     #: A device parameter defaulting to None (``device=None``): the CPU unless a caller passes
     #: one, so what it places is not known to be on the device.
     defaults_to_cpu: bool = False
+    #: A device chosen between the CPU and CUDA by a test other than CUDA's availability
+    #: (``torch.device("cpu") if gather_on_cpu else torch.device("cuda")``): the CPU on purpose
+    #: on some path of a GPU machine, so it is not where ``.cuda()`` placed things.
+    may_be_cpu: bool = False
     #: The factories of a CPU tensor that may be 0-dim (an element ``mask[i]``): such a tensor may
     #: meet any device, until an explicit rank (``mask[i].view(n, 1)``) makes it a factory tensor again.
     scalar_origins: frozenset[cst.Call] = frozenset()
@@ -97,7 +101,12 @@ def merge(first: Value, second: Value) -> Value:
         elements = tuple(merge(a, b) for a, b in zip(first.elements, second.elements))
     # A device that is None on either path (``device=None``) may be the CPU after the merge.
     return Value(
-        kind, place, type_name=type_name, elements=elements, defaults_to_cpu=first.defaults_to_cpu or second.defaults_to_cpu
+        kind,
+        place,
+        type_name=type_name,
+        elements=elements,
+        defaults_to_cpu=first.defaults_to_cpu or second.defaults_to_cpu,
+        may_be_cpu=first.may_be_cpu or second.may_be_cpu,
     )
 
 

@@ -53,7 +53,10 @@ class CudaCall(Rule):
 
     ## Fix safety
     Safe: `.cuda()` becomes `.to(device)` with a device already in scope (or one new
-    module-level `device` binding), keeping `non_blocking` and `memory_format`; a device the
+    module-level `device` binding), keeping `non_blocking` and `memory_format`; `self.device`
+    in a Lightning `LightningModule`, `LightningLite` or `Fabric`; never a variable that may
+    be the CPU on purpose (`torch.device("cpu") if gather_on_cpu else torch.device("cuda")`:
+    only the `torch.cuda.is_available()` test makes such a conditional the device); a device the
     call names stays (`.cuda(w.device)` becomes `.to(w.device)`, `.cuda(t.get_device())`
     becomes `.to(t.device)`). An object of a class of the project with its own `cuda()` but
     no `to()` is reported without a fix, and so is a call under a device check
@@ -155,6 +158,31 @@ class CudaCall(Rule):
             "import torch\n\ndef step(batch):\n    return {k: v.cuda(non_blocking=True) if v is not None else None for k, v in batch.items()}\n",
             'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
             "def step(batch):\n    return {k: v.to(device, non_blocking=True) if v is not None else None for k, v in batch.items()}\n",
+        ),
+        Invalid(  # a device chosen as the CPU on purpose is not where .cuda() placed (dinov2 eval/utils.py)
+            "import torch\n\n\ndef extract(model, loader, gather_on_cpu=False):\n"
+            '    gather_device = torch.device("cpu") if gather_on_cpu else torch.device("cuda")\n'
+            "    for samples in loader:\n        samples = samples.cuda(non_blocking=True)\n"
+            "        feats = model(samples).to(gather_device)\n    return feats\n",
+            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            "def extract(model, loader, gather_on_cpu=False):\n"
+            '    gather_device = torch.device("cpu") if gather_on_cpu else torch.device("cuda")\n'
+            "    for samples in loader:\n        samples = samples.to(device, non_blocking=True)\n"
+            "        feats = model(samples).to(gather_device)\n    return feats\n",
+        ),
+        Invalid(  # the portable idiom written as a conditional is the device
+            "import torch\n\n\ndef run(model, x):\n"
+            '    dev = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")\n'
+            "    return model(x.cuda())\n",
+            "import torch\n\n\ndef run(model, x):\n"
+            '    dev = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")\n'
+            "    return model(x.to(dev))\n",
+        ),
+        Invalid(  # Lightning knows the process's device: self.device (co-tracker's LightningLite.run)
+            "import torch\nfrom pytorch_lightning.lite import LightningLite\n\n\nclass Lite(LightningLite):\n"
+            "    def run(self, args):\n        model = build(args)\n        model.cuda()\n        return model\n",
+            "import torch\nfrom pytorch_lightning.lite import LightningLite\n\n\nclass Lite(LightningLite):\n"
+            "    def run(self, args):\n        model = build(args)\n        model.to(self.device)\n        return model\n",
         ),
         Invalid(
             "class Sampler:\n    def cuda(self):\n        return self\n\nsampler = Sampler()\nsampler.cuda()\n",
