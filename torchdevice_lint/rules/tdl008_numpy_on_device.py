@@ -7,7 +7,7 @@ import libcst as cst
 
 from torchdevice_lint.analysis import Kind, Place, torch_api
 from torchdevice_lint.analysis.flow import device_argument_place
-from torchdevice_lint.analysis.tree import keyword_argument, positional_arguments
+from torchdevice_lint.analysis.tree import keyword_argument, positional_arguments, string_value
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import method_call
@@ -28,7 +28,8 @@ class NumpyOnDevice(Rule):
     Methods that keep the place (`.detach()`, `.float()`, `.argmax()`, indexing, `.data`) are
     looked through. Tensors whose place is unknown are not flagged, nor is a `.numpy()` under
     a test about NumPy input (`if isinstance(x, np.ndarray):`, `if arg_is_np:`), which gives
-    back the array type the caller passed in.
+    back the array type the caller passed in, nor one in the body of a test that the device
+    is the CPU (`if self.device == torch.device("cpu"):`, `if x.device.type == "cpu":`).
 
     ## Why is this bad?
     NumPy arrays live in host memory. On a GPU, `.numpy()` raises `TypeError: can't convert
@@ -74,8 +75,20 @@ class NumpyOnDevice(Rule):
         "import numpy as np\nimport torch\narray = frame.to_numpy()\nvalues = series.numpy()\n",
         "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n"
         "    def summary(self, x):\n        return x.numpy()\n",
+        # under a test that the device is the CPU (dinov2's eval/log_regression.py)
+        'import torch\n\n_CPU_DEVICE = torch.device("cpu")\n\n\nclass LogReg:\n    def fit(self, x):\n'
+        "        x = x.to(dtype=self.dtype, device=self.device)\n        if self.device == _CPU_DEVICE:\n"
+        "            x = x.numpy()\n        self.estimator.fit(x)\n",
+        "import torch\n\ndef to_array(x, device):\n    x = x.to(device)\n"
+        '    if x.device.type == "cpu":\n        return x.numpy()\n    return x\n',
     )
     invalid = (
+        Invalid(  # the other branch of a CPU test is on the device
+            "import torch\n\ndef to_array(x, device):\n    x = x.to(device)\n"
+            '    if x.device.type == "cpu":\n        return x\n    else:\n        return x.numpy()\n',
+            "import torch\n\ndef to_array(x, device):\n    x = x.to(device)\n"
+            '    if x.device.type == "cpu":\n        return x\n    else:\n        return x.detach().cpu().numpy()\n',
+        ),
         Invalid(
             "import torch\nmodel = torch.nn.Linear(4, 2).to(device)\nlogits = model(images.to(device))\n"
             "predictions = logits.argmax(dim=1).numpy()\n",
@@ -117,7 +130,7 @@ class NumpyOnDevice(Rule):
         if not (isinstance(func, cst.Attribute) and func.attr.value == "numpy") or node.args:
             return
         chain = self._chain(func.value)
-        if chain is None or self._returns_the_input_type():
+        if chain is None or self._returns_the_input_type() or self._under_cpu_test():
             return
         links, detached = chain
         place = next((p for p in map(self._place, links) if p is not Place.UNKNOWN), Place.UNKNOWN)
@@ -137,6 +150,47 @@ class NumpyOnDevice(Rule):
             isinstance(node, (cst.If, cst.IfExp)) and _NUMPY_INPUT.search(self.analysis.module.code_for_node(node.test))
             for node in self.context.ancestors
         )
+
+    def _under_cpu_test(self) -> bool:
+        """In the body of ``if self.device == torch.device("cpu"):`` (or ``== "cpu"``, a module
+        constant bound to the CPU, ``x.device.type == "cpu"``, ``x.is_cpu``): the device is the
+        CPU there, and what was moved to it is on the CPU (dinov2's log_regression.py hands
+        NumPy arrays to scikit-learn only when its device is the CPU)."""
+        ancestors = self.context.ancestors
+        for index, node in enumerate(ancestors[:-1]):
+            if isinstance(node, cst.If) and ancestors[index + 1] is node.body and self._tests_for_cpu(node.test):
+                return True
+        return False
+
+    def _tests_for_cpu(self, test: cst.BaseExpression) -> bool:
+        if isinstance(test, cst.Attribute):
+            return test.attr.value == "is_cpu"
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._tests_for_cpu(test.left) or self._tests_for_cpu(test.right)
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+            return False
+        comparison = test.comparisons[0]
+        if not isinstance(comparison.operator, (cst.Equal, cst.Is)):
+            return False
+        return any(self._names_cpu(side) for side in (test.left, comparison.comparator))
+
+    def _names_cpu(self, node: cst.BaseExpression, resolve: bool = True) -> bool:
+        """``"cpu"``, ``torch.device("cpu")``, or a module-level name bound once to one of them."""
+        if isinstance(node, cst.Call) and self.analysis.qualified_name(node.func) == "torch.device" and node.args:
+            node = node.args[0].value
+        text = string_value(node)
+        if text is not None:
+            return text == "cpu"
+        if resolve and isinstance(node, cst.Name):
+            values = [
+                statement.body[0].value
+                for statement in self.analysis.module.body
+                if isinstance(statement, cst.SimpleStatementLine)
+                and isinstance(statement.body[0], cst.Assign)
+                and any(isinstance(t.target, cst.Name) and t.target.value == node.value for t in statement.body[0].targets)
+            ]
+            return len(values) == 1 and self._names_cpu(values[0], resolve=False)
+        return False
 
     def _place(self, link: cst.BaseExpression) -> Place:
         """Where the analysis puts ``link``; a call of something moved to the device (a model
