@@ -867,7 +867,7 @@ class FlowAnalysis:
             if method in torch_api.FULL_REDUCTIONS and not node.args:
                 return Value(Kind.TENSOR, receiver.place)  # 0-dim: may meet any device
             if method == "type" and node.args:
-                return receiver
+                return self._evaluate_type_conversion(node, receiver)
             if method in torch_api.COMBINING_METHODS or (
                 method in torch_api.ELEMENTWISE_WHEN_GIVEN_A_TENSOR and _given_a_tensor(argument_values, 0)
             ):
@@ -921,6 +921,18 @@ class FlowAnalysis:
         if target_value.kind is Kind.TENSOR:
             return receiver.moved_to(target_value.place)
         return receiver.moved_to(device_argument_place(target, self.values))
+
+    def _evaluate_type_conversion(self, node: cst.Call, receiver: Value) -> Value:
+        """``t.type(other.type())`` takes the type name of ``other``, its device included
+        ("torch.cuda.FloatTensor"): a move, as ``type_as``. A dtype keeps the place."""
+        target = node.args[0].value
+        if isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) and target.func.attr.value == "type":
+            if not target.args:
+                other = self.values.get(target.func.value, UNKNOWN)
+                return Value(Kind.TENSOR).moved_to(other.place)
+        if (self.imports.qualified_name(target) or "").startswith("torch.cuda."):
+            return receiver.moved_to(Place.DEVICE)
+        return receiver
 
     def _returned_by(self, function: cst.FunctionDef, scope: Scope, argument_values=()) -> Value:
         """What a function of the file returns to this call; its caller is walked again if

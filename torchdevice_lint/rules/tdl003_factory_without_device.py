@@ -89,6 +89,9 @@ class FactoryWithoutDevice(Rule):
         "        return x.view(-1) + torch.arange(x.numel())\n    return x\n",
         "import torch\n\ndef best(scores: torch.Tensor, n: int):\n    counts = torch.zeros(n)\n"
         "    return torch.max(scores, 1), torch.max(counts, 0)\n",
+        # the type name of a tensor holds its device ("torch.cuda.FloatTensor"): a move, as type_as
+        "import torch\n\ndef pad(output: torch.Tensor, n: int):\n"
+        "    zeros = torch.zeros(n, output.size(1)).type(output.data.type())\n    return torch.cat([output, zeros])\n",
     )
     invalid = (
         Invalid(
