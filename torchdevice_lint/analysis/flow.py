@@ -748,6 +748,8 @@ class FlowAnalysis:
         places = [_literal_place(side, self.imports) for side in (node.body, node.orelse)]
         if Place.CPU not in places or Place.DEVICE not in places:
             return False
+        if places == [Place.DEVICE, Place.CPU] and _ACCELERATOR_FLAG.search(dotted_name(node.test) or ""):
+            return False  # ``"cuda" if args.cuda else "cpu"``: the run's device, the CPU its fallback
         return not any(
             isinstance(call, cst.Call)
             and (self.imports.qualified_name(call.func) or "").startswith("torch.")
@@ -1111,6 +1113,10 @@ def _names_a_dtype(node: cst.BaseExpression) -> bool:
 
 def _is_static(function: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
+
+
+#: A flag that asks for the accelerator (``args.cuda``, ``use_gpu``, ``self.on_cuda``).
+_ACCELERATOR_FLAG = re.compile(r"cuda|gpu", re.IGNORECASE)
 
 
 def _literal_place(node: cst.BaseExpression, imports: ImportTable) -> Place:

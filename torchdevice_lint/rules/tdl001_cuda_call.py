@@ -56,7 +56,8 @@ class CudaCall(Rule):
     module-level `device` binding), keeping `non_blocking` and `memory_format`; `self.device`
     in a Lightning `LightningModule`, `LightningLite` or `Fabric`; never a variable that may
     be the CPU on purpose (`torch.device("cpu") if gather_on_cpu else torch.device("cuda")`:
-    only the `torch.cuda.is_available()` test makes such a conditional the device); a device the
+    only the `torch.cuda.is_available()` test, or a flag asking for CUDA with the CPU as its
+    fallback, `"cuda" if args.cuda else "cpu"`, makes such a conditional the device); a device the
     call names stays (`.cuda(w.device)` becomes `.to(w.device)`, `.cuda(t.get_device())`
     becomes `.to(t.device)`). An object of a class of the project with its own `cuda()` but
     no `to()` is reported without a fix, and so is a call under a device check
@@ -74,6 +75,9 @@ class CudaCall(Rule):
     needles = (".cuda(",)
 
     valid = (
+        # what the fix writes in a Lightning class: the device the framework runs the process on
+        "import torch\nfrom lightning.fabric import Fabric\n\n\nclass Runner(Fabric):\n"
+        "    def run(self, model):\n        return model.to(self.device)\n",
         "model = Net().to(device)",
         "x = x.to(device, non_blocking=True)",
         "batch = {k: v.to(device) if v is not None else None for k, v in batch.items()}",
@@ -177,6 +181,14 @@ class CudaCall(Rule):
             "import torch\n\n\ndef run(model, x):\n"
             '    dev = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")\n'
             "    return model(x.to(dev))\n",
+        ),
+        Invalid(  # a flag asking for CUDA with the CPU as its fallback chooses the run's device
+            "import torch\n\n\ndef run(model, x, args):\n"
+            '    device = torch.device("cuda" if args.cuda else "cpu")\n'
+            "    return model(x.cuda())\n",
+            "import torch\n\n\ndef run(model, x, args):\n"
+            '    device = torch.device("cuda" if args.cuda else "cpu")\n'
+            "    return model(x.to(device))\n",
         ),
         Invalid(  # Lightning knows the process's device: self.device (co-tracker's LightningLite.run)
             "import torch\nfrom pytorch_lightning.lite import LightningLite\n\n\nclass Lite(LightningLite):\n"
