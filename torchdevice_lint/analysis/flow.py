@@ -625,7 +625,22 @@ class FlowAnalysis:
         elif owner.is_module and value.kind in (Kind.TENSOR, Kind.MODULE):
             value = value.moved_to(Place.DEVICE)
         previous = owner.attributes.get(name)
+        if previous is not None and self._wraps_attribute(source, name):
+            # ``self.grid = nn.Parameter(self.grid)``: the tensor kept there becomes the module's
+            # parameter and moves with it (nn.Module takes only Parameters under that name now).
+            previous = None
         owner.attributes[name] = value if previous is None else merge(previous, value)
+
+    def _wraps_attribute(self, source: Optional[cst.BaseExpression], name: str) -> bool:
+        if not self._is_parameter(source) or not isinstance(source, cst.Call) or not source.args:
+            return False
+        wrapped = source.args[0].value
+        return (
+            isinstance(wrapped, cst.Attribute)
+            and isinstance(wrapped.value, cst.Name)
+            and wrapped.value.value == "self"
+            and wrapped.attr.value == name
+        )
 
     def _is_parameter(self, source: Optional[cst.BaseExpression]) -> bool:
         return (

@@ -92,6 +92,12 @@ class FactoryWithoutDevice(Rule):
         # the type name of a tensor holds its device ("torch.cuda.FloatTensor"): a move, as type_as
         "import torch\n\ndef pad(output: torch.Tensor, n: int):\n"
         "    zeros = torch.zeros(n, output.size(1)).type(output.data.type())\n    return torch.cat([output, zeros])\n",
+        # kept on self, then wrapped as the module's parameter: it moves with the module
+        "import torch\nfrom torch import nn\nfrom heads import BaseHead\n\nclass Head(BaseHead):\n"
+        "    def __init__(self, w: int):\n        super().__init__()\n"
+        "        self.grid = torch.arange(0.0, 1.0 * w, 1).reshape(1, 1, 1, w) / w\n"
+        "        self.grid = nn.Parameter(self.grid, requires_grad=False)\n\n"
+        "    def expectation(self, heatmaps: torch.Tensor):\n        return (heatmaps * self.grid).sum(-1)\n",
     )
     invalid = (
         Invalid(
