@@ -186,7 +186,38 @@ class FileAnalysis:
         owner = self.flow.scopes[here].owner_class
         if owner is None or self.flow.scopes[body].owner_class is not owner or is_data_loading(body):
             return False
-        return meeting.partner in self.argument_derived_names(body) and not _sets_attributes_by_name(body)
+        return (
+            meeting.partner in self.argument_derived_names(body)
+            and not _sets_attributes_by_name(body)
+            and not self._moved_before_every_call(owner.node, body, meeting.origin)
+        )
+
+    def _moved_before_every_call(self, owner: cst.ClassDef, body: cst.FunctionDef, origin: cst.Call) -> bool:
+        """Every call of ``body`` in its class (``self._batch_get_variance(t, prev_t)``) comes
+        after the calling method moved the kept state ``body`` reads
+        (``self.alphas_cumprod = self.alphas_cumprod.to(model_output.device)``): the class
+        keeps its state on the CPU and moves it where it is used."""
+        read = [node for node in walk(body.body) if isinstance(node, cst.Attribute) and _self_attribute(node)]
+        kept = {node.attr.value for node in read if origin in self.value_of(node).origins} or {
+            node.attr.value for node in read if self.value_of(node).kind is Kind.TENSOR
+        }
+        called = False
+        for method in owner.body.body:
+            if not isinstance(method, cst.FunctionDef) or method is body:
+                continue
+            moved: set[str] = set()
+            for node in walk(method.body):
+                if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call):
+                    func = node.value.func
+                    if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
+                        source = _self_attribute(func.value)
+                        if source is not None and any(_self_attribute(t.target) == source for t in node.targets):
+                            moved.add(source)
+                elif isinstance(node, cst.Call) and _self_attribute(node.func) == body.name.value:
+                    if not kept or not kept <= moved:
+                        return False
+                    called = True
+        return called
 
     def argument_derived_names(self, function: cst.FunctionDef) -> dict[str, str]:
         """The tensor parameters of ``function`` and the local names computed only from them,
@@ -292,6 +323,13 @@ class FileAnalysis:
 
     def scopes_of(self, functions: Sequence[cst.FunctionDef]) -> list[Scope]:
         return [self.flow.scopes[f] for f in functions if f in self.flow.scopes]
+
+
+def _self_attribute(node: cst.CSTNode) -> Optional[str]:
+    """``A`` for ``self.A``."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return node.attr.value
+    return None
 
 
 #: Statements that bind a name to a value.

@@ -98,6 +98,12 @@ class FactoryWithoutDevice(Rule):
         "        self.grid = torch.arange(0.0, 1.0 * w, 1).reshape(1, 1, 1, w) / w\n"
         "        self.grid = nn.Parameter(self.grid, requires_grad=False)\n\n"
         "    def expectation(self, heatmaps: torch.Tensor):\n        return (heatmaps * self.grid).sum(-1)\n",
+        # kept on self on the CPU; every caller of the method that meets it moves it there first
+        "import torch\n\nclass Scheduler:\n    def __init__(self, n: int):\n"
+        "        self.betas = torch.linspace(0.1, 0.2, n)\n        self.alphas = torch.cumprod(1.0 - self.betas, dim=0)\n\n"
+        "    def _variance(self, t: torch.Tensor):\n        return 1 - self.alphas[t]\n\n"
+        "    def step(self, output: torch.Tensor, t: torch.Tensor):\n"
+        "        self.alphas = self.alphas.to(output.device)\n        return output * self._variance(t)\n",
     )
     invalid = (
         Invalid(
