@@ -17,6 +17,7 @@ this order of preference, and only when none exists asks for one module-level bi
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Iterator, Optional, Sequence
 
@@ -26,7 +27,7 @@ from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.devices import looks_like_device_name
 from torchdevice_lint.analysis.flow import FlowAnalysis, Scope, names_used_as_tensors
 from torchdevice_lint.analysis.imports import ImportTable
-from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes, walk
+from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes, string_quote, walk
 from torchdevice_lint.analysis.values import Kind
 
 _CANDIDATE_GLOBAL_NAMES = ("device", "torch_device", "default_device")
@@ -228,11 +229,16 @@ class DeviceBinder:
     def binding_statements(self) -> list[cst.BaseStatement]:
         """The lines a fix inserts: ``device = ...`` and, if missing, ``import torch``."""
         module_torch = self.imports.torch_at_module_level()  # a function's own import reaches no module line
-        expression = DEVICE_STYLES[self.style].format(torch=module_torch or "torch")
+        expression = DEVICE_STYLES[self.style].format(torch=module_torch or "torch").replace('"', self.quote)
         statements: list[cst.BaseStatement] = [cst.parse_statement(f"{self.global_name} = {expression}\n")]
         if module_torch is None:
             statements.insert(0, cst.parse_statement("import torch\n"))
         return statements
+
+    @functools.cached_property
+    def quote(self) -> str:
+        """The quote of the strings a fix inserts: the file's own (`tree.string_quote`)."""
+        return string_quote(self.flow.module)
 
     def insert_binding(self, module: cst.Module, before_index: int) -> cst.Module:
         """Insert the binding after the imports that precede top-level statement ``before_index``."""

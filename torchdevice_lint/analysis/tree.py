@@ -87,6 +87,18 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(list(iter_child_nodes(current))))
 
 
+def string_quote(module: cst.Module) -> str:
+    """The quote a file writes its strings with, for the strings a fix inserts: ``'`` where
+    single-quoted strings outnumber double-quoted ones (a project whose hooks want them, such as
+    pre-commit's double-quote-string-fixer), else ``"``. Triple-quoted strings and strings that
+    hold a quote themselves say nothing."""
+    counts = {"'": 0, '"': 0}
+    for node in walk(module):
+        if isinstance(node, cst.SimpleString) and node.quote in counts and not {"'", '"'} & set(node.raw_value):
+            counts[node.quote] += 1
+    return "'" if counts["'"] > counts['"'] else '"'
+
+
 def assignment_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
     """What an ``=``, ``+=`` or annotated assignment binds (empty for any other node)."""
     if isinstance(node, cst.Assign):

@@ -75,6 +75,8 @@ class CudaCall(Rule):
     needles = (".cuda(",)
 
     valid = (
+        "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nNAME = 'net'\n"
+        "model = Net().to(device)\n",
         # what the fix writes in a Lightning class: the device the framework runs the process on
         "import torch\nfrom lightning.fabric import Fabric\n\n\nclass Runner(Fabric):\n"
         "    def run(self, model):\n        return model.to(self.device)\n",
@@ -103,6 +105,11 @@ class CudaCall(Rule):
             "import torch\nmodel = Net().cuda()\n",
             'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
             "model = Net().to(device)\n",
+        ),
+        Invalid(  # the inserted line quotes as the file does (Real-ESRGAN's double-quote-string-fixer)
+            "import torch\n\nNAME = 'net'\nmodel = Net().cuda()\n",
+            "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
+            "NAME = 'net'\nmodel = Net().to(device)\n",
         ),
         Invalid(
             "import torch\n\ndef step(x, device):\n    return x.cuda(non_blocking=True)\n",
@@ -149,7 +156,7 @@ class CudaCall(Rule):
         Invalid(  # a batch read by key is a mapping: `batch.device` does not exist
             "import torch\nfrom torch import nn\n\n\nclass Model(nn.Module):\n    def forward(self, batch):\n"
             "        return batch['images'].cuda(non_blocking=True)\n",
-            'import torch\nfrom torch import nn\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+            "import torch\nfrom torch import nn\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
             "\n\nclass Model(nn.Module):\n    def forward(self, batch):\n"
             "        return batch['images'].to(device, non_blocking=True)\n",
         ),

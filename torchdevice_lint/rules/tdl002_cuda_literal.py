@@ -534,7 +534,7 @@ class CudaLiteral(Rule):
         if torch_name is None:
             return None
         string = node.args[0].value if isinstance(node, cst.Call) else node
-        quote = string.quote if isinstance(string, cst.SimpleString) else '"'
+        quote = string.quote if isinstance(string, cst.SimpleString) else self.analysis.binder.quote
         choice = expression(
             f"{quote}cuda{quote} if {torch_name}.cuda.is_available() else {quote}cpu{quote}"
         )

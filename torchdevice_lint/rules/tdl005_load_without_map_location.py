@@ -108,6 +108,10 @@ class LoadWithoutMapLocation(Rule):
             'import torch\nmodel.load_state_dict(torch.load("ckpt.pt"))\n',
             'import torch\nmodel.load_state_dict(torch.load("ckpt.pt", map_location="cpu"))\n',
         ),
+        Invalid(  # in the file's quotes
+            "import torch\nmodel.load_state_dict(torch.load('ckpt.pt'))\n",
+            "import torch\nmodel.load_state_dict(torch.load('ckpt.pt', map_location='cpu'))\n",
+        ),
         Invalid(  # load_state_dict copies onto the parameters' device: "cpu" even with a device in scope
             "import torch\n\ndef restore(model, path, device):\n    state = torch.load(path, weights_only=True)\n"
             "    model.load_state_dict(state)\n",
@@ -118,7 +122,7 @@ class LoadWithoutMapLocation(Rule):
             "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
             "def strip(path, out):\n    checkpoint = torch.load(path)\n    torch.save(checkpoint['model'], out)\n",
             "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
-            "def strip(path, out):\n    checkpoint = torch.load(path, map_location=\"cpu\")\n    torch.save(checkpoint['model'], out)\n",
+            "def strip(path, out):\n    checkpoint = torch.load(path, map_location='cpu')\n    torch.save(checkpoint['model'], out)\n",
         ),
         Invalid(  # computed with right away: the device in scope
             "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
@@ -134,7 +138,7 @@ class LoadWithoutMapLocation(Rule):
         ),
         Invalid(
             "from torch import load\nstate = load('weights.pth')\n",
-            "from torch import load\nstate = load('weights.pth', map_location=\"cpu\")\n",
+            "from torch import load\nstate = load('weights.pth', map_location='cpu')\n",
         ),
         Invalid(
             "import torch as t\n\nclass Runner:\n    def __init__(self, device):\n        self.device = device\n\n"
@@ -161,7 +165,8 @@ class LoadWithoutMapLocation(Rule):
         self.report(node, fix=self._fix(node))
 
     def _fix(self, node: cst.Call) -> Fix:
-        location = '"cpu"'
+        quote = self.analysis.binder.quote
+        location = f"{quote}cpu{quote}"
         if self._computes_with_result():
             device = self.context.device_for()
             location = location if device.inserts_binding else device.expression

@@ -72,7 +72,7 @@ class LegacyTypeConversion(Rule):
         ),
         Invalid(
             "import torch\n\ndef f(x: torch.Tensor):\n    return x.type('torch.cuda.LongTensor')\n",
-            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
             "def f(x: torch.Tensor):\n    return x.to(device=device, dtype=torch.int64)\n",
         ),
         Invalid(
@@ -131,7 +131,8 @@ class LegacyTypeConversion(Rule):
             return None
         dtype = (torch_api.LEGACY_TENSOR_TYPES[legacy] or "").replace("torch.", f"{torch_name}.", 1)
         device = self.context.device_for() if cuda else None
-        location = device.expression if device is not None else '"cpu"'
+        quote = self.analysis.binder.quote
+        location = device.expression if device is not None else f"{quote}cpu{quote}"
         kept = [arg for arg in node.args if arg.keyword is not None and arg.keyword.value != "dtype"]
         receiver = self.analysis.value_of(cst.ensure_type(node.func, cst.Attribute).value)
         if not cuda and receiver.kind is Kind.TENSOR and receiver.place is Place.CPU:

@@ -131,7 +131,7 @@ class PlainTensorAttribute(Rule):
             "        return scores.masked_fill(self.mask[:n, :n].unsqueeze(0), float('-inf'))\n",
             "import torch\nfrom torch import nn\n\nclass CausalAttention(nn.Module):\n    def __init__(self, n):\n"
             "        super().__init__()\n"
-            "        self.register_buffer(\"mask\", torch.triu(torch.ones(n, n), diagonal=1).bool(), persistent=False)\n\n"
+            "        self.register_buffer('mask', torch.triu(torch.ones(n, n), diagonal=1).bool(), persistent=False)\n\n"
             "    def forward(self, scores):\n        n = scores.size(-1)\n"
             "        return scores.masked_fill(self.mask[:n, :n].unsqueeze(0), float('-inf'))\n",
         ),
@@ -191,7 +191,8 @@ class PlainTensorAttribute(Rule):
             return
         fix = None
         if len(assignments) == 1 and self._after_super_init(node):
-            call = expression(f'self.register_buffer("{attribute}", __value__, persistent=False)')
+            quote = self.analysis.binder.quote
+            call = expression(f"self.register_buffer({quote}{attribute}{quote}, __value__, persistent=False)")
             assert isinstance(call, cst.Call)
             args = list(call.args)
             args[1] = args[1].with_changes(value=node.value)
