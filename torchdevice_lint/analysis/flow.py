@@ -915,7 +915,17 @@ class FlowAnalysis:
         helper = method_named(owner.node, method) if owner is not None else None
         if helper is None:
             return UNKNOWN
-        self._seed(helper, argument_values, offset=0 if _is_static(helper) else 1)
+        # A module's own method that runs on its device (reached from ``forward``), called while
+        # the module is being built (``self._combine(dummy_input, ...)`` in ``append``): its
+        # submodules are wherever the module is then, so CPU factories passed there meet nothing.
+        building = (
+            owner is scope.owner_class
+            and owner is not None
+            and bool(owner.is_module)
+            and receiver.place is not Place.DEVICE
+            and method in owner.running_methods
+        )
+        self._seed(helper, argument_values, offset=0 if _is_static(helper) else 1, building=building)
         return self._returned_by(helper, scope, argument_values)
 
     def _evaluate_move(self, node: cst.Call, receiver: Value, method: str) -> Value:
@@ -1022,11 +1032,11 @@ class FlowAnalysis:
         result = self.returns.get(forward) if forward is not None else None
         return result.kind if result is not None else Kind.UNKNOWN
 
-    def _seed(self, helper: cst.FunctionDef, argument_values, offset: int) -> None:
+    def _seed(self, helper: cst.FunctionDef, argument_values, offset: int, building: bool = False) -> None:
         """Remember which inputs of a helper arrive on the device, to walk it with them."""
         seeds = self._seeds.setdefault(helper, {})
         for index, (arg, value) in enumerate(argument_values):
-            if self._expecting_errors:
+            if self._expecting_errors or building:
                 value = _without_origins(value)
             if arg.keyword is not None or arg.star:
                 return

@@ -104,6 +104,12 @@ class FactoryWithoutDevice(Rule):
         "    def _variance(self, t: torch.Tensor):\n        return 1 - self.alphas[t]\n\n"
         "    def step(self, output: torch.Tensor, t: torch.Tensor):\n"
         "        self.alphas = self.alphas.to(output.device)\n        return output * self._variance(t)\n",
+        # a dummy input given to forward's helper while the module is built (its layers on the CPU)
+        "import torch\nfrom torch import nn\n\nclass Blocks(nn.Module):\n    def __init__(self, n: int):\n"
+        "        super().__init__()\n        self.n = n\n        self.proj = nn.Linear(n, n)\n\n"
+        "    def output_shape(self):\n        return self._combine(torch.zeros(1, self.n)).shape\n\n"
+        "    def forward(self, x):\n        return self._combine(x)\n\n"
+        "    def _combine(self, x):\n        return x + self.proj(x)\n",
     )
     invalid = (
         Invalid(
