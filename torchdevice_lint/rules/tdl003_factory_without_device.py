@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.tree import walk
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import factory_on_device
@@ -110,6 +111,12 @@ class FactoryWithoutDevice(Rule):
         "    def output_shape(self):\n        return self._combine(torch.zeros(1, self.n)).shape\n\n"
         "    def forward(self, x):\n        return self._combine(x)\n\n"
         "    def _combine(self, x):\n        return x + self.proj(x)\n",
+        # an uninitialised placeholder handed to an extension kernel, which ignores it
+        "import torch\nfrom torch import nn\nfrom kernels import softmax_context\n\nclass Attention(nn.Module):\n"
+        "    def __init__(self, n: int):\n        super().__init__()\n        self.weight = nn.Parameter(torch.randn(n, n))\n\n"
+        "    def forward(self, x: torch.Tensor, mask=None):\n        no_masking = mask is None\n        if no_masking:\n"
+        "            mask = torch.empty(1)\n        qkv = x @ self.weight\n"
+        "        return softmax_context(qkv, mask, no_masking) + softmax_context(qkv, torch.empty(1), True)\n",
     )
     invalid = (
         Invalid(
@@ -206,6 +213,8 @@ class FactoryWithoutDevice(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self._uninitialised_placeholder(node):
+            return
         meeting = self.analysis.meeting_for_origin(node)
         if meeting is None:
             self._report_caller_device_meeting(node)
@@ -220,6 +229,42 @@ class FactoryWithoutDevice(Rule):
         risky = factory in torch_api.RANDOM_FACTORIES or (device.inserts_binding and in_module)
         message = self.message.format(factory=factory)
         self.report(node, message, self.device_fix([(node, replacement)], device, Safety.UNSAFE if risky else Safety.SAFE))
+
+    def _uninitialised_placeholder(self, node: cst.Call) -> bool:
+        """``torch.empty(1)`` (or ``(0)``) handed to a call that is not torch's (an extension
+        kernel), directly or through a name nothing fills in place: its values are never
+        initialised, so no computation reads them; the kernel ignores the placeholder."""
+        if self.analysis.qualified_name(node.func) != "torch.empty" or len(node.args) != 1:
+            return False
+        size = node.args[0]
+        if size.keyword is not None or not isinstance(size.value, cst.Integer) or size.value.value not in ("0", "1"):
+            return False
+        parent, call = self.context.parent(), self.context.parent(2)
+        if isinstance(parent, cst.Arg) and isinstance(call, cst.Call):
+            return not (self.analysis.qualified_name(call.func) or "").startswith("torch.")
+        assign = self.context.parent()
+        functions = self.context.enclosing_functions()
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and functions):
+            return False
+        target = assign.targets[0].target
+        if not isinstance(target, cst.Name):
+            return False
+        name, given = target.value, False
+        for use in walk(functions[0].body):
+            if isinstance(use, cst.Attribute) and isinstance(use.value, cst.Name) and use.value.value == name:
+                if use.attr.value not in ("dtype", "shape", "device"):
+                    return False  # ``mask.fill_(0)``, ``mask.uniform_()``: filled in place
+            elif isinstance(use, (cst.AugAssign, cst.Assign)):
+                targets = [use.target] if isinstance(use, cst.AugAssign) else [t.target for t in use.targets]
+                if any(isinstance(t, cst.Subscript) and _names(t.value, name) for t in targets):
+                    return False  # ``mask[...] = values``
+            elif isinstance(use, cst.Arg) and any(_names(part, name) for part in walk(use.value) if isinstance(part, cst.Name)):
+                if use.keyword is not None and use.keyword.value == "out":
+                    return False
+                given = True
+            elif isinstance(use, cst.Call) and isinstance(use.func, cst.Name) and use.func.value == name:
+                return False
+        return given
 
     def _report_caller_device_meeting(self, node: cst.Call) -> None:
         """The factory meets a tensor the caller passed (or one computed from it)."""
@@ -236,3 +281,7 @@ class FactoryWithoutDevice(Rule):
         message = self.caller_message.format(factory=factory, partner=met.partner, source=met.source)
         # Unsafe: the callers are not seen, and one may rely on the tensor staying on the CPU.
         self.report(node, message, Fix(Safety.UNSAFE, ((node, replacement),)))
+
+
+def _names(node: cst.BaseExpression, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
