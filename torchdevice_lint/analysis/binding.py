@@ -7,8 +7,9 @@ this order of preference, and only when none exists asks for one module-level bi
    unless it may be the CPU on purpose (``cpu if gather_on_cpu else cuda``);
 2. the device of the tensor the site meets (``x.device``), when that tensor is a name;
 3. inside a module's ``forward`` (or a helper it feeds), an input tensor's ``.device``;
-4. ``self.device`` when the class sets it, or inherits it from Lightning (``LightningModule``,
-   ``LightningLite``, ``Fabric``);
+4. ``self.device`` when the class sets it, inherits it from Lightning (``LightningModule``,
+   ``LightningLite``, ``Fabric``), or places its data with it elsewhere (in ``__init__`` only
+   after ``super().__init__()``, when a base class provides it);
 5. a module-level device variable (bound before the site, for module-level code), or one
    the file imports from its project (``torch_device`` from a testing module);
 6. a new ``device = torch.device("cuda" if torch.cuda.is_available() else "cpu")``, named
@@ -120,16 +121,15 @@ class DeviceBinder:
             if known:
                 return DeviceChoice(f"{known[0]}.device")
         innermost = scopes[0] if scopes else None
-        if (
-            innermost is not None
-            and innermost.owner_class is not None
-            and isinstance(innermost.node, cst.FunctionDef)
-            and innermost.node.name.value != "__init__"
-        ):
-            device_attribute = innermost.owner_class.attributes.get("device")
-            if device_attribute is not None and device_attribute.kind is Kind.DEVICE:
-                return DeviceChoice("self.device")
-            if self._has_device_property(innermost.owner_class.node):
+        if innermost is not None and innermost.owner_class is not None and isinstance(innermost.node, cst.FunctionDef):
+            owner = innermost.owner_class
+            if innermost.node.name.value != "__init__":
+                device_attribute = owner.attributes.get("device")
+                if device_attribute is not None and device_attribute.kind is Kind.DEVICE:
+                    return DeviceChoice("self.device")
+                if self._has_device_property(owner.node) or _moves_with_self_device(owner.node):
+                    return DeviceChoice("self.device")
+            elif _moves_with_self_device(owner.node) and self._base_set_up_before(owner.node, innermost.node, site):
                 return DeviceChoice("self.device")
         module_scope = self.flow.scopes[self.flow.module]
         name = _bound_device_name(module_scope, site if not scopes else None)
@@ -145,6 +145,16 @@ class DeviceBinder:
         shadowed = any(_binds(scope, self.global_name) for scope in scopes)
         shadowed = shadowed or (self.imports.torch_alias is not None and self.imports.torch_at_module_level() is None)
         return DeviceChoice(self.global_name, inserts_binding=True, shadowed=shadowed)
+
+    def _base_set_up_before(self, owner: cst.ClassDef, init: cst.FunctionDef, site: int) -> bool:
+        """In ``__init__``, ``self.device`` is there when a base class provides it: the class never
+        sets it itself, and ``super().__init__(...)`` ran before the site."""
+        if any(_is_self_device(target) for node in walk(owner) for target in assignment_targets(node)):
+            return False
+        return any(
+            _calls_super_init(statement) and self.flow.statement_order.get(statement, site) < site
+            for statement in init.body.body
+        )
 
     def _has_device_property(self, node: cst.ClassDef) -> bool:
         """A subclass of Lightning's ``LightningModule``, ``LightningLite`` or ``Fabric``: its
@@ -468,3 +478,45 @@ def _leading_position(body: list[cst.BaseStatement]) -> int:
             break
         position = index + 1
     return position
+
+
+def _is_self_device(node: cst.CSTNode) -> bool:
+    return (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == "self"
+        and node.attr.value == "device"
+    )
+
+
+def _moves_with_self_device(owner: cst.ClassDef) -> bool:
+    """The class's own code places tensors with ``self.device`` (``x.to(self.device)``,
+    ``device=self.device``): whatever base provides it (BasicSR's models), it is the device the
+    class works on, the one its other conversions should use."""
+    for node in walk(owner):
+        if not isinstance(node, cst.Call):
+            continue
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "to" and node.args and node.args[0].keyword is None:
+            if _is_self_device(node.args[0].value):
+                return True
+        if any(arg.keyword is not None and arg.keyword.value == "device" and _is_self_device(arg.value) for arg in node.args):
+            return True
+    return False
+
+
+def _calls_super_init(statement: cst.CSTNode) -> bool:
+    """``super().__init__(...)`` as a statement of its own."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        call = small.value if isinstance(small, cst.Expr) else None
+        if (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value == "__init__"
+            and isinstance(call.func.value, cst.Call)
+            and isinstance(call.func.value.func, cst.Name)
+            and call.func.value.func.value == "super"
+        ):
+            return True
+    return False

@@ -52,7 +52,8 @@ def under_device_check(module: cst.Module, ancestors: Sequence[cst.CSTNode]) -> 
 
 
 def _after_early_exit(module: cst.Module, ancestors: Sequence[cst.CSTNode]) -> bool:
-    """``if not torch.cuda.is_available(): return`` earlier in an enclosing block."""
+    """``if not torch.cuda.is_available(): return`` (or ``assert torch.cuda.is_available()``)
+    earlier in an enclosing block."""
     for index in range(len(ancestors) - 1, -1, -1):
         block = ancestors[index]
         if not isinstance(block, (cst.IndentedBlock, cst.Module)):
@@ -63,6 +64,10 @@ def _after_early_exit(module: cst.Module, ancestors: Sequence[cst.CSTNode]) -> b
                 break
             if isinstance(earlier, cst.If) and mentions_device(module, earlier.test) and _exits(earlier.body):
                 return True
+            if isinstance(earlier, cst.SimpleStatementLine) and any(
+                isinstance(small, cst.Assert) and mentions_device(module, small.test) for small in earlier.body
+            ):
+                return True  # ``assert torch.cuda.is_available()``: what follows runs only with the device
         if index > 0 and isinstance(ancestors[index - 1], cst.FunctionDef):
             return False
     return False

@@ -77,6 +77,10 @@ class CudaCall(Rule):
     valid = (
         "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nNAME = 'net'\n"
         "model = Net().to(device)\n",
+        # what the fix writes in a class that places its data with self.device
+        "import torch\nfrom basicsr.models.sr_model import SRModel\n\n\nclass Model(SRModel):\n"
+        "    def feed_data(self, data):\n        self.lq = data['lq'].to(self.device)\n"
+        "        self.kernel = data['kernel'].to(self.device)\n",
         # what the fix writes in a Lightning class: the device the framework runs the process on
         "import torch\nfrom lightning.fabric import Fabric\n\n\nclass Runner(Fabric):\n"
         "    def run(self, model):\n        return model.to(self.device)\n",
@@ -105,6 +109,17 @@ class CudaCall(Rule):
             "import torch\nmodel = Net().cuda()\n",
             'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
             "model = Net().to(device)\n",
+        ),
+        Invalid(  # the class places its data with self.device (BasicSR's models, set up by the base class)
+            "import torch\nfrom basicsr.models.sr_model import SRModel\n\n\nclass Model(SRModel):\n"
+            "    def __init__(self, opt):\n        super().__init__(opt)\n        self.usm = USMSharp().cuda()\n\n"
+            "    def feed_data(self, data):\n        self.lq = data['lq'].to(self.device)\n"
+            "        self.kernel = data['kernel'].cuda()\n",
+            "import torch\nfrom basicsr.models.sr_model import SRModel\n\n\nclass Model(SRModel):\n"
+            "    def __init__(self, opt):\n        super().__init__(opt)\n        self.usm = USMSharp().to(self.device)\n\n"
+            "    def feed_data(self, data):\n        self.lq = data['lq'].to(self.device)\n"
+            "        self.kernel = data['kernel'].to(self.device)\n",
+            count=2,
         ),
         Invalid(  # the inserted line quotes as the file does (Real-ESRGAN's double-quote-string-fixer)
             "import torch\n\nNAME = 'net'\nmodel = Net().cuda()\n",

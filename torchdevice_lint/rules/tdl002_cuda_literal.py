@@ -81,6 +81,8 @@ class CudaLiteral(Rule):
 
     valid = (
         'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")',
+        # a script that asserts CUDA first runs only with it (sam2's benchmark.py)
+        'import torch\n\nassert torch.cuda.is_available()\ndevice = torch.device("cuda")\n',
         'if x.device.type == "cuda":\n    pass',
         'with torch.autocast(device_type="cuda"):\n    pass',
         'if torch.cuda.is_available():\n    device = "cuda"\nelse:\n    device = "cpu"',
