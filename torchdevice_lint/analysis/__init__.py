@@ -190,6 +190,7 @@ class FileAnalysis:
             meeting.partner in self.argument_derived_names(body)
             and not _sets_attributes_by_name(body)
             and not self._moved_before_every_call(owner.node, body, meeting.origin)
+            and not _given_only_own_state(owner.node, body, meeting.partner)
         )
 
     def _moved_before_every_call(self, owner: cst.ClassDef, body: cst.FunctionDef, origin: cst.Call) -> bool:
@@ -323,6 +324,38 @@ class FileAnalysis:
 
     def scopes_of(self, functions: Sequence[cst.FunctionDef]) -> list[Scope]:
         return [self.flow.scopes[f] for f in functions if f in self.flow.scopes]
+
+
+def _given_only_own_state(owner: cst.ClassDef, body: cst.FunctionDef, parameter: str) -> bool:
+    """``body`` is private (``_select_within``) and every call of it in the class passes, for
+    ``parameter``, the object's own state (``self._group_index[key]``) or that same parameter
+    (a recursive call): the tensor it meets never comes from the caller."""
+    if not body.name.value.startswith("_") or body.name.value.startswith("__"):
+        return False
+    names = [p.name.value for p in body.params.params]
+    if parameter not in names or not names or names[0] != "self":
+        return False
+    index = names.index(parameter) - 1
+    called = False
+    for node in walk(owner.body):
+        if not (isinstance(node, cst.Call) and _self_attribute(node.func) == body.name.value):
+            continue
+        given = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == parameter), None)
+        if given is None:
+            positional = [a for a in node.args if a.keyword is None]
+            if any(a.star for a in positional) or index >= len(positional):
+                return False
+            given = positional[index].value
+        within = any(node is n for n in walk(body.body))
+        if within and isinstance(given, cst.Name) and given.value == parameter:
+            continue  # recursion: the same tensor
+        root = given
+        while isinstance(root, (cst.Subscript, cst.Attribute)) and _self_attribute(root) is None:
+            root = root.value
+        if _self_attribute(root) is None:
+            return False
+        called = True
+    return called
 
 
 def _self_attribute(node: cst.CSTNode) -> Optional[str]:

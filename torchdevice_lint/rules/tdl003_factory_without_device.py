@@ -117,6 +117,8 @@ class FactoryWithoutDevice(Rule):
         "    def forward(self, x: torch.Tensor, mask=None):\n        no_masking = mask is None\n        if no_masking:\n"
         "            mask = torch.empty(1)\n        qkv = x @ self.weight\n"
         "        return softmax_context(qkv, mask, no_masking) + softmax_context(qkv, torch.empty(1), True)\n",
+        # kept on self, met in a private method that the class only gives its own state
+        'import torch\n\n\nclass Sampler:\n    def __init__(self, n: int):\n        self.groups = {0: torch.arange(n)}\n        self.recency = torch.zeros(n, dtype=torch.long)\n\n    def _select(self, positions: torch.Tensor, k: int):\n        return positions[self.recency[positions].argsort()[:k]]\n\n    def sample(self, k: int):\n        return [self._select(self.groups[key], k) for key in self.groups]\n',
     )
     invalid = (
         Invalid(
@@ -205,6 +207,9 @@ class FactoryWithoutDevice(Rule):
             "    return torch.max(zero, scores)\n",
             "import torch\n\ndef floor_at_zero(scores: torch.Tensor):\n    zero = torch.zeros(1, device=scores.device)\n"
             "    return torch.max(zero, scores)\n",
+        ),
+        Invalid(
+            'import torch\n\n\nclass Sampler:\n    def __init__(self, n: int):\n        self.groups = {0: torch.arange(n)}\n        self.recency = torch.zeros(n, dtype=torch.long)\n\n    def _select(self, positions: torch.Tensor, k: int):\n        return positions[self.recency[positions].argsort()[:k]]\n\n    def sample(self, picked: torch.Tensor, k: int):\n        return self._select(picked, k)\n',
         ),
         Invalid(
             "import torch\n\nclass Counts:\n    def __init__(self, n: int):\n        self.counts = torch.zeros(n)\n\n"
