@@ -63,7 +63,8 @@ class LegacyConstructor(Rule):
     `dtype=torch.get_default_dtype()`; whole numbers cast at once stay as written
     (`torch.Tensor([10, 5]).to(device).long()` becomes `torch.tensor([10, 5]).to(device).long()`,
     also before `.to(torch.float32)`). Any
-    other argument (a name, which may be data or a size) is reported without a fix, as is an
+    other argument (a name, which may be data or a size, unless it is a parameter annotated
+    `int` or bound once to a size) is reported without a fix, as is an
     alias. All of these are safe. `torch.set_default_tensor_type(T)` as a statement becomes
     `torch.set_default_dtype(...)`, safe for a CPU type; for a CUDA type a second line
     `torch.set_default_device(device)` follows, which is unsafe: the default device applies to
@@ -82,6 +83,7 @@ class LegacyConstructor(Rule):
 
     valid = (
         "import torch\nx = torch.tensor([1.0, 2.0], device=device)\n",
+        "import torch\n\ndef noise(out_features: int):\n    return torch.empty(out_features, dtype=torch.float32)\n",
         "import torch\nx = torch.empty(2, 3, dtype=torch.float32)\n",
         "import torch\n\ndef f(x: torch.Tensor) -> torch.Tensor:\n    return x\n",
         "import torch\nok = isinstance(x, torch.Tensor) and x.type() == 'torch.cuda.FloatTensor'\n",
@@ -101,6 +103,12 @@ class LegacyConstructor(Rule):
         "import torch\n\ndef ids_like(lengths):\n    return torch.arange(lengths.numel(), device=lengths.device)\n",
     )
     invalid = (
+        Invalid(  # a parameter annotated int is a size (tianshou's NoisyLinear)
+            "import torch\n\ndef noise(out_features: int, scale):\n    return torch.FloatTensor(out_features), torch.FloatTensor(scale)\n",
+            "import torch\n\ndef noise(out_features: int, scale):\n"
+            "    return torch.empty(out_features, dtype=torch.float32), torch.FloatTensor(scale)\n",
+            count=2,
+        ),
         Invalid(  # a long table of whole numbers: the dtype is shorter than ".0" on each
             "import torch\nT = torch.Tensor([[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11], [12, 13, 14, 15, 16, 17]])\n",
             "import torch\nT = torch.tensor([[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11], [12, 13, 14, 15, 16, 17]], "
@@ -309,8 +317,20 @@ class LegacyConstructor(Rule):
         if isinstance(node, cst.Attribute) and node.attr.value == "shape":
             return self.analysis.value_of(node.value).kind is Kind.TENSOR
         if isinstance(node, cst.Name) and node.value not in seen:
+            if self._int_parameter(node.value):
+                return True
             value = self._only_binding(node.value)
             return value is not None and self._is_size(value, seen | {node.value})
+        return False
+
+    def _int_parameter(self, name: str) -> bool:
+        """A parameter of the enclosing function annotated ``int``: a size, whatever the caller
+        passes (``def __init__(self, in_features: int, out_features: int)``)."""
+        functions = self.context.enclosing_functions()
+        for param in walk(functions[0].params) if functions else ():
+            if isinstance(param, cst.Param) and param.name.value == name:
+                annotation = param.annotation.annotation if param.annotation is not None else None
+                return isinstance(annotation, cst.Name) and annotation.value == "int"
         return False
 
     def _only_binding(self, name: str) -> Optional[cst.BaseExpression]:
