@@ -10,6 +10,7 @@ lets xdist 3.8 put the group in the test's id, so the marks are silently ignored
 from __future__ import annotations
 
 import compileall
+import signal
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,13 @@ def pytest_xdist_make_scheduler(config, log):
             return ONE_WORKER.get(nodeid.split("::", 1)[0], nodeid)
 
     return OneWorkerModulesScheduling(config, log)
+
+
+@pytest.fixture
+def ctrl_c_as_a_terminal_sends_it():
+    """SIGINT raising KeyboardInterrupt, as in an interactive shell. A shell that starts the tests
+    in the background (``pytest &``, a CI step run so) hands them SIGINT ignored, which the Ctrl-C
+    tests and the CLI processes they start would inherit: nothing would be interrupted."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)

@@ -249,7 +249,7 @@ def test_an_interrupted_write_leaves_the_old_file_and_no_debris(tmp_path, monkey
     assert os.listdir(tmp_path) == ["m.py"]
 
 
-def test_ctrl_c_during_a_write_waits_until_the_file_is_whole(tmp_path, monkeypatch):
+def test_ctrl_c_during_a_write_waits_until_the_file_is_whole(tmp_path, monkeypatch, ctrl_c_as_a_terminal_sends_it):
     path = tmp_path / "m.py"
     path.write_bytes(b"old\n")
     real_mkstemp = tempfile.mkstemp
@@ -266,7 +266,9 @@ def test_ctrl_c_during_a_write_waits_until_the_file_is_whole(tmp_path, monkeypat
     assert os.listdir(tmp_path) == ["m.py"]
 
 
-def test_ctrl_c_that_reaches_another_thread_also_waits_until_the_file_is_whole(tmp_path, monkeypatch):
+def test_ctrl_c_that_reaches_another_thread_also_waits_until_the_file_is_whole(
+    tmp_path, monkeypatch, ctrl_c_as_a_terminal_sends_it
+):
     # The kernel hands a process's signal to any thread that does not block it (the CLI's guard
     # threads, a test runner's I/O thread); Python then raises it on the main thread at once.
     path = tmp_path / "m.py"
@@ -293,7 +295,7 @@ def test_ctrl_c_that_reaches_another_thread_also_waits_until_the_file_is_whole(t
     assert os.listdir(tmp_path) == ["m.py"]
 
 
-def test_ctrl_c_during_a_write_counts_the_file_it_lets_finish(fixable, capsys, monkeypatch):
+def test_ctrl_c_during_a_write_counts_the_file_it_lets_finish(fixable, capsys, monkeypatch, ctrl_c_as_a_terminal_sends_it):
     real_replace = os.replace
     calls = []
 

@@ -143,7 +143,7 @@ def _start_fix_run(folder: Path, count: int = 300) -> tuple[subprocess.Popen, Pa
     return process, log
 
 
-def test_ctrl_c_prints_one_line_and_leaves_every_file_whole(tmp_path):
+def test_ctrl_c_prints_one_line_and_leaves_every_file_whole(tmp_path, ctrl_c_as_a_terminal_sends_it):
     folder = tmp_path / "src"
     folder.mkdir()
     process, log = _start_fix_run(folder)
