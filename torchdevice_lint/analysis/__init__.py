@@ -57,6 +57,9 @@ class FileAnalysis:
         self.module = module
         self.imports = ImportTable()
         text = source_text if source_text is not None else module.code
+        #: Whether the text times work with events at all: the walk that tells whether it times GPU
+        #: work cost every file asked about CUDA-only code a walk of its whole tree.
+        self._mentions_timing = "enable_timing" in text
         #: Classes of the project's files, seen from this one (see `analysis.project`).
         self.project = ProjectView(project or EMPTY_INDEX, path, text)
         self.flow = FlowAnalysis(module, self.imports, text, self.project)
@@ -93,7 +96,7 @@ class FileAnalysis:
 
     @functools.cached_property
     def _cuda_only_module(self) -> bool:
-        return self.project.needs_cuda or times_with_cuda_events(self.imports, self.module)
+        return self.project.needs_cuda or (self._mentions_timing and times_with_cuda_events(self.imports, self.module))
 
     @functools.cached_property
     def receivers(self) -> ReceiverJudge:
