@@ -31,20 +31,21 @@ def names_used_as_tensors(function: cst.FunctionDef, imports: ImportTable, lenie
             func = node.func
             if type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value in _CALLED_TENSOR_EVIDENCE:
                 found.add(func.value.value)
-            from_torch = (imports.qualified_name(func) or "").startswith("torch.")
-            if lenient and from_torch:
-                found.update(arg.value.value for arg in node.args if type(arg.value) is cst.Name and not arg.keyword)
-            if from_torch:
-                # ``torch.rand(n, dtype=inputs.dtype)``: only a tensor gives torch its dtype or device.
-                found.update(
-                    arg.value.value.value
-                    for arg in node.args
-                    if arg.keyword is not None
-                    and arg.keyword.value in _PLACING_KEYWORDS
-                    and type(arg.value) is cst.Attribute
-                    and type(arg.value.value) is cst.Name
-                    and arg.value.attr.value == arg.keyword.value
-                )
+            # ``torch.rand(n, dtype=inputs.dtype)``: only a tensor gives torch its dtype or device.
+            placing = [
+                arg.value.value.value
+                for arg in node.args
+                if arg.keyword is not None
+                and arg.keyword.value in _PLACING_KEYWORDS
+                and type(arg.value) is cst.Attribute
+                and type(arg.value.value) is cst.Name
+                and arg.value.attr.value == arg.keyword.value
+            ]
+            # the qualified name only where it decides: most calls are neither in ``forward`` nor placing
+            if (lenient or placing) and (imports.qualified_name(func) or "").startswith("torch."):
+                found.update(placing)
+                if lenient:
+                    found.update(arg.value.value for arg in node.args if type(arg.value) is cst.Name and not arg.keyword)
         elif type(node) is cst.Assign and type(node.value) is cst.Name:
             for target in node.targets:
                 if isinstance(target.target, (cst.Tuple, cst.List)):
