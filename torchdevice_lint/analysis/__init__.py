@@ -14,7 +14,7 @@ from torchdevice_lint.analysis.guards import in_cuda_only_code, in_test_code, ti
 from torchdevice_lint.analysis.imports import ImportTable
 from torchdevice_lint.analysis.project import EMPTY_INDEX, ProjectClass, ProjectIndex, ProjectView
 from torchdevice_lint.analysis.receivers import Receiver, ReceiverJudge
-from torchdevice_lint.analysis.tree import assignment_targets, walk
+from torchdevice_lint.analysis.tree import assignment_targets, self_attribute, walk
 from torchdevice_lint.analysis.values import UNKNOWN, Kind, Place, Value
 
 if TYPE_CHECKING:  # settings imports the rules, which import this package
@@ -201,7 +201,7 @@ class FileAnalysis:
         after the calling method moved the kept state ``body`` reads
         (``self.alphas_cumprod = self.alphas_cumprod.to(model_output.device)``): the class
         keeps its state on the CPU and moves it where it is used."""
-        read = [node for node in walk(body.body) if isinstance(node, cst.Attribute) and _self_attribute(node)]
+        read = [node for node in walk(body.body) if isinstance(node, cst.Attribute) and self_attribute(node)]
         kept = {node.attr.value for node in read if origin in self.value_of(node).origins} or {
             node.attr.value for node in read if self.value_of(node).kind is Kind.TENSOR
         }
@@ -214,10 +214,10 @@ class FileAnalysis:
                 if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call):
                     func = node.value.func
                     if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
-                        source = _self_attribute(func.value)
-                        if source is not None and any(_self_attribute(t.target) == source for t in node.targets):
+                        source = self_attribute(func.value)
+                        if source is not None and any(self_attribute(t.target) == source for t in node.targets):
                             moved.add(source)
-                elif isinstance(node, cst.Call) and _self_attribute(node.func) == body.name.value:
+                elif isinstance(node, cst.Call) and self_attribute(node.func) == body.name.value:
                     if not kept or not kept <= moved:
                         return False
                     called = True
@@ -341,7 +341,7 @@ def _given_only_own_state(owner: cst.ClassDef, body: cst.FunctionDef, parameter:
     index = names.index(parameter) - 1
     called = False
     for node in walk(owner.body):
-        if not (isinstance(node, cst.Call) and _self_attribute(node.func) == body.name.value):
+        if not (isinstance(node, cst.Call) and self_attribute(node.func) == body.name.value):
             continue
         given = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == parameter), None)
         if given is None:
@@ -353,19 +353,12 @@ def _given_only_own_state(owner: cst.ClassDef, body: cst.FunctionDef, parameter:
         if within and isinstance(given, cst.Name) and given.value == parameter:
             continue  # recursion: the same tensor
         root = given
-        while isinstance(root, (cst.Subscript, cst.Attribute)) and _self_attribute(root) is None:
+        while isinstance(root, (cst.Subscript, cst.Attribute)) and self_attribute(root) is None:
             root = root.value
-        if _self_attribute(root) is None:
+        if self_attribute(root) is None:
             return False
         called = True
     return called
-
-
-def _self_attribute(node: cst.CSTNode) -> Optional[str]:
-    """``A`` for ``self.A``."""
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-        return node.attr.value
-    return None
 
 
 #: Statements that bind a name to a value.

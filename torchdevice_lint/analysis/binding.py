@@ -28,7 +28,7 @@ from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.devices import looks_like_device_name
 from torchdevice_lint.analysis.flow import FlowAnalysis, Scope, names_used_as_tensors
 from torchdevice_lint.analysis.imports import ImportTable
-from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes, string_quote, walk
+from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes, self_attribute, string_quote, walk
 from torchdevice_lint.analysis.values import Kind
 
 _CANDIDATE_GLOBAL_NAMES = ("device", "torch_device", "default_device")
@@ -149,7 +149,7 @@ class DeviceBinder:
     def _base_set_up_before(self, owner: cst.ClassDef, init: cst.FunctionDef, site: int) -> bool:
         """In ``__init__``, ``self.device`` is there when a base class provides it: the class never
         sets it itself, and ``super().__init__(...)`` ran before the site."""
-        if any(_is_self_device(target) for node in walk(owner) for target in assignment_targets(node)):
+        if any(self_attribute(target) == "device" for node in walk(owner) for target in assignment_targets(node)):
             return False
         return any(
             _calls_super_init(statement) and self.flow.statement_order.get(statement, site) < site
@@ -480,15 +480,6 @@ def _leading_position(body: list[cst.BaseStatement]) -> int:
     return position
 
 
-def _is_self_device(node: cst.CSTNode) -> bool:
-    return (
-        isinstance(node, cst.Attribute)
-        and isinstance(node.value, cst.Name)
-        and node.value.value == "self"
-        and node.attr.value == "device"
-    )
-
-
 def _moves_with_self_device(owner: cst.ClassDef) -> bool:
     """The class's own code places tensors with ``self.device`` (``x.to(self.device)``,
     ``device=self.device``): whatever base provides it (BasicSR's models), it is the device the
@@ -497,9 +488,9 @@ def _moves_with_self_device(owner: cst.ClassDef) -> bool:
         if not isinstance(node, cst.Call):
             continue
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "to" and node.args and node.args[0].keyword is None:
-            if _is_self_device(node.args[0].value):
+            if self_attribute(node.args[0].value) == "device":
                 return True
-        if any(arg.keyword is not None and arg.keyword.value == "device" and _is_self_device(arg.value) for arg in node.args):
+        if any(arg.keyword is not None and arg.keyword.value == "device" and self_attribute(arg.value) == "device" for arg in node.args):
             return True
     return False
 

@@ -87,6 +87,13 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(list(iter_child_nodes(current))))
 
 
+def self_attribute(node: cst.CSTNode) -> Optional[str]:
+    """``A`` for ``self.A``."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return node.attr.value
+    return None
+
+
 def string_quote(module: cst.Module) -> str:
     """The quote a file writes its strings with, for the strings a fix inserts: ``'`` where
     single-quoted strings outnumber double-quoted ones (a project whose hooks want them, such as
