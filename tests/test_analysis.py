@@ -117,3 +117,39 @@ def test_a_device_parameter_defaulting_to_none_stays_so_after_a_branch():
         "    if x.dim() > 1:\n        device = device\n    else:\n        device = device or x.device\n    device\n"
     )
     assert value_of_last_use(source, "device").defaults_to_cpu
+
+
+STRING_LITERALS = [
+    '"cuda"', "'cuda:0'", 'u"cpu"', 'r"cuda"', 'R"a\\b"', 'r"\\""', 'b"cuda"', 'Rb"x"',
+    '"a\\nb"', '"\\x63uda"', "'it\\'s'", '"""doc\nstring"""', "'''one\\\ntwo'''", 'r"""x\\y"""',
+    '"\\N{BULLET}"', '""', "''''''",
+]
+
+
+@pytest.mark.parametrize("literal", STRING_LITERALS)
+def test_string_value_agrees_with_python(literal):
+    from torchdevice_lint.analysis.tree import string_value
+
+    value = eval(literal)  # noqa: S307 - the literals above, Python's reading of them
+    assert string_value(cst.parse_expression(literal)) == (value if isinstance(value, str) else None)
+
+
+def test_string_value_agrees_with_libcst_on_every_literal_of_the_fixtures():
+    """The shortcut that skips ``ast.literal_eval`` for plain strings reads what LibCST reads."""
+    from pathlib import Path
+
+    from torchdevice_lint.analysis.tree import string_value, walk
+
+    root = Path(__file__).parent.parent
+    checked = 0
+    for path in sorted([*(root / "fixtures").rglob("*.py"), *(root / "tests" / "corpus").rglob("*.py")]):
+        try:
+            module = cst.parse_module(path.read_bytes())
+        except cst.ParserSyntaxError:
+            continue
+        for node in walk(module):
+            if isinstance(node, cst.SimpleString):
+                expected = node.evaluated_value
+                assert string_value(node) == (expected if isinstance(expected, str) else None), (path, node.value)
+                checked += 1
+    assert checked > 500

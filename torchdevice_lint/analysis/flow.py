@@ -36,7 +36,9 @@ from torchdevice_lint.analysis.semantics import (
     tensor_arguments,
 )
 from torchdevice_lint.analysis.tree import (
+    is_expression,
     is_none,
+    is_statement_or_suite,
     iter_child_nodes,
     keyword_argument,
     method_named,
@@ -52,6 +54,9 @@ ENTRY_METHODS = frozenset(
 )
 
 _DEVICE_MENTION = re.compile(r"\bcuda\b|device|\.to\(|\bmps\b|accelerator|\bxpu\b")
+
+#: Calls that make the file's factories land on a device of its choosing.
+_DEFAULT_DEVICE_SETTERS = frozenset({"set_default_device", "set_default_tensor_type"})
 
 #: Wrappers around an iterable that yield its items unchanged (or with an index first).
 _PASS_THROUGH_ITERATORS = frozenset({"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter"})
@@ -98,6 +103,7 @@ class FlowAnalysis:
         self.yields: dict[cst.FunctionDef, Value] = {}
         #: CPU factories that values computed elsewhere were written into (``k[:, :n] = x @ y``).
         self._filled: set[cst.Call] = set()
+        self._tensor_evidence: dict[tuple[cst.FunctionDef, bool], set[str]] = {}
         self._run()
 
     # ---------------------------------------------------------------- setup
@@ -168,10 +174,11 @@ class FlowAnalysis:
                 self._collect(child, function, child, function_parents)
                 continue
             elif type(child) is cst.Call:
-                if type(child.func) is cst.Name:
-                    self.called_names.add(child.func.value)
-                name = self.imports.qualified_name(child.func)
-                if name in ("torch.set_default_device", "torch.set_default_tensor_type"):
+                func = child.func
+                if type(func) is cst.Name:
+                    self.called_names.add(func.value)
+                called = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None
+                if called in _DEFAULT_DEVICE_SETTERS and self.imports.qualified_name(func) == f"torch.{called}":
                     self.sets_default_device = True
             self._collect(child, function, klass, function_parents)
 
@@ -247,7 +254,12 @@ class FlowAnalysis:
             is_method and owner is not None and owner.is_module and function.name.value in ENTRY_METHODS
         )
         seeds = self._seeds.get(function, {})
-        tensor_evidence = names_used_as_tensors(function, self.imports, lenient=inputs_on_device)
+        evidence_key = (function, inputs_on_device)
+        tensor_evidence = self._tensor_evidence.get(evidence_key)
+        if tensor_evidence is None:  # a function walked again reads the same text
+            tensor_evidence = self._tensor_evidence[evidence_key] = names_used_as_tensors(
+                function, self.imports, lenient=inputs_on_device
+            )
         for index, param in enumerate([*positional, *params.kwonly_params]):
             name = param.name.value
             if index == 0 and is_method:
@@ -656,21 +668,25 @@ class FlowAnalysis:
 
     def _evaluate_children(self, node: cst.CSTNode, scope: Scope) -> None:
         for child in iter_child_nodes(node):
-            if isinstance(child, cst.BaseExpression):
+            if is_expression(child):
                 self._evaluate(child, scope)
-            elif not isinstance(child, (cst.BaseSuite, cst.BaseStatement)):
+            elif not is_statement_or_suite(child):
                 self._evaluate_children(child, scope)
 
     def _evaluate_uncached(self, node: cst.BaseExpression, scope: Scope) -> Value:
-        if isinstance(node, cst.Name):
+        # ``type(...) is`` before the ``isinstance`` chain: this runs for every expression of
+        # the file, and ``isinstance`` on LibCST's abstract-base-class instances is slow.
+        if type(node) is cst.Name:
             found = scope.lookup(node.value)
             return found if found is not None else UNKNOWN
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             return self._evaluate_attribute(node, scope)
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             return self._evaluate_call(node, scope)
-        if isinstance(node, (cst.BinaryOperation, cst.Comparison)):
+        if type(node) is cst.BinaryOperation or type(node) is cst.Comparison:
             return self._evaluate_operation(node, scope)
+        if type(node) is cst.Integer or type(node) is cst.Float:
+            return UNKNOWN
         if isinstance(node, cst.UnaryOperation):
             return self._evaluate(node.expression, scope)
         if isinstance(node, cst.Subscript):
@@ -717,7 +733,7 @@ class FlowAnalysis:
         for child in iter_child_nodes(node):
             if child is skip:
                 continue
-            if isinstance(child, cst.BaseExpression):
+            if is_expression(child):
                 self._evaluate(child, scope)
             else:
                 self._evaluate_children(child, scope)

@@ -14,11 +14,13 @@ import libcst as cst
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     """``a.b.c`` as a string, or None for anything that is not a plain dotted name."""
+    # ``type(...) is``: asked for nearly every call of a file, and ``isinstance`` on LibCST's
+    # abstract-base-class instances is slow (neither class has subclasses).
     parts = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))

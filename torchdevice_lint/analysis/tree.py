@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeGuard  # typing's own from Python 3.10
 
 #: Fields that only ever hold whitespace, brackets or punctuation: never worth descending into.
 _FORMATTING_FIELDS = frozenset(
@@ -62,6 +65,27 @@ def _is_node(value: object) -> bool:
     return known
 
 
+def _instance_of(value: object, bases: tuple[type, ...], verdicts: dict[type, bool]) -> bool:
+    """``isinstance(value, bases)``, answered once per type: what the hot loops ask of every node."""
+    value_type = type(value)
+    verdict = verdicts.get(value_type)
+    if verdict is None:
+        verdict = verdicts[value_type] = issubclass(value_type, bases)
+    return verdict
+
+
+_EXPRESSION_TYPES: dict[type, bool] = {}
+_STATEMENT_OR_SUITE_TYPES: dict[type, bool] = {}
+
+
+def is_expression(value: object) -> TypeGuard[cst.BaseExpression]:
+    return _instance_of(value, (cst.BaseExpression,), _EXPRESSION_TYPES)
+
+
+def is_statement_or_suite(value: object) -> bool:
+    return _instance_of(value, (cst.BaseStatement, cst.BaseSuite), _STATEMENT_OR_SUITE_TYPES)
+
+
 def iter_child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The syntactic children of a node in source order.
 
@@ -108,9 +132,10 @@ def string_quote(module: cst.Module) -> str:
 
 def assignment_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
     """What an ``=``, ``+=`` or annotated assignment binds (empty for any other node)."""
-    if isinstance(node, cst.Assign):
+    # ``type(...) is``: asked of every statement, and ``isinstance`` on LibCST's classes is slow
+    if type(node) is cst.Assign:
         return [target.target for target in node.targets]
-    if isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+    if type(node) is cst.AnnAssign or type(node) is cst.AugAssign:
         return [node.target]
     return []
 
@@ -127,6 +152,14 @@ def positional_arguments(call: cst.Call) -> list[cst.BaseExpression]:
 
 
 def string_value(node: cst.BaseExpression) -> Optional[str]:
+    if type(node) is cst.SimpleString:
+        # Without escapes or line endings to translate the text between the quotes is the
+        # value; LibCST's ``evaluated_value`` runs ``ast.literal_eval``, costly on docstrings.
+        prefix = node.prefix.lower()
+        if "b" in prefix:
+            return None
+        if "\r" not in node.value and ("\\" not in node.value or "r" in prefix):
+            return node.raw_value
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         value = node.evaluated_value
         return value if isinstance(value, str) else None
