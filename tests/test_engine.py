@@ -128,6 +128,22 @@ def test_overlapping_fixes_are_applied_over_rounds():
     assert fix_source(fixed) == fixed
 
 
+def test_a_fix_that_needs_import_torch_is_offered_in_check_mode_and_done_in_one_run():
+    """A file importing only from torch: the pinned-memory fix adds ``import torch`` itself, so
+    check mode offers it and one run finishes (it waited for another fix's import before, and a
+    second run changed the file again)."""
+    source = (
+        "from torch.utils.data import DataLoader\n\nmodel = make_model()\nmodel.cuda()\n"
+        "loader = DataLoader(ds, pin_memory=True)\n"
+    )
+    assert all(finding.fix_safety is not None for finding in lint_source(source))
+    fixed = fix_source(source)
+    assert fixed.startswith("import torch\nfrom torch.utils.data import DataLoader\n\ndevice = torch.device(")
+    assert "loader = DataLoader(ds, pin_memory=torch.cuda.is_available())" in fixed
+    assert not lint_source(fixed)
+    assert fix_source(fixed) == fixed
+
+
 @pytest.mark.parametrize("bad", [b"import torch\ndef f(:\n", b"import torch\x00", b"import torch\nx = '\xff'\n"])
 def test_bad_input_raises_one_line_source_error(bad):
     with pytest.raises(SourceError) as error:
@@ -148,6 +164,10 @@ def test_every_rule_documents_itself_in_one_place():
         ("import torch\n\n\n# the model\nx = y.cuda()\n", 2),
         ("import torch\n\n\nclass A:\n    pass\n\n\nx = y.cuda()\n", -1),
         ('"""Doc."""\n\nimport os\n\nimport torch\n\n\ndef f(y):\n    return y.cuda()\n', -1),
+        # ``import torch`` added to a file that imports only from torch joins its import block
+        ("from torch.utils.data import DataLoader\n\nx = y.cuda()\n", -1),
+        ("import os\n\n# third party\nimport numpy as np\nfrom torch import nn\n\nx = y.cuda()\n", -1),
+        ("import os\n\nimport numpy as np\nimport yaml\nfrom numpy import ndarray\nfrom torch import nn\n\n\nx = y.cuda()\n", 2),
     ],
 )
 def test_the_device_line_keeps_the_files_own_isort_check_clean(source, lines_after_imports, tmp_path):

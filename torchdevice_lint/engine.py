@@ -211,8 +211,10 @@ class Linter:
         replacements = {old: new for _, fix in fixes for old, new in fix.replacements}
         updated = module.visit(_Replacer(replacements))
         binding_sites = [report.top_level_index for report, fix in fixes if fix.needs_device_binding]
-        if binding_sites:
-            updated = binder.insert_binding(updated, min(binding_sites))
+        import_sites = [report.top_level_index for report, fix in fixes if fix.needs_torch_import]
+        if binding_sites or import_sites:
+            # one insertion above the first statement that needs it: the binding brings ``import torch``
+            updated = binder.insert_binding(updated, min(binding_sites + import_sites), device_line=bool(binding_sites))
         code = updated.code
         try:
             return cst.parse_module(code.encode(updated.encoding)), code

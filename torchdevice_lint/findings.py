@@ -29,6 +29,9 @@ class Fix:
     replacements: tuple[tuple[cst.CSTNode, Replacement], ...]
     #: The replacement refers to the module-level device binding the engine inserts.
     needs_device_binding: bool = False
+    #: The replacement names ``torch``, which the file imports only through its submodules
+    #: (``from torch.utils.data import DataLoader``): the engine adds ``import torch``.
+    needs_torch_import: bool = False
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import libcst as cst
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.devices import looks_like_device_name
 from torchdevice_lint.analysis.flow import FlowAnalysis, Scope, names_used_as_tensors
-from torchdevice_lint.analysis.imports import ImportTable
+from torchdevice_lint.analysis.imports import ImportTable, dotted_name
 from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes, self_attribute, string_quote, walk
 from torchdevice_lint.analysis.values import Kind
 
@@ -236,13 +236,16 @@ class DeviceBinder:
         return name in evidence.tensors or name not in evidence.sizes
 
     # -------------------------------------------------------------- insertion
-    def binding_statements(self) -> list[cst.BaseStatement]:
-        """The lines a fix inserts: ``device = ...`` and, if missing, ``import torch``."""
+    def binding_statements(self, device_line: bool = True) -> list[cst.BaseStatement]:
+        """The lines a fix inserts: ``device = ...`` (unless ``device_line`` is false) and, if
+        missing, ``import torch``."""
         module_torch = self.imports.torch_at_module_level()  # a function's own import reaches no module line
-        expression = DEVICE_STYLES[self.style].format(torch=module_torch or "torch").replace('"', self.quote)
-        statements: list[cst.BaseStatement] = [cst.parse_statement(f"{self.global_name} = {expression}\n")]
+        statements: list[cst.BaseStatement] = []
         if module_torch is None:
-            statements.insert(0, cst.parse_statement("import torch\n"))
+            statements.append(cst.parse_statement("import torch\n"))
+        if device_line:
+            expression = DEVICE_STYLES[self.style].format(torch=module_torch or "torch").replace('"', self.quote)
+            statements.append(cst.parse_statement(f"{self.global_name} = {expression}\n"))
         return statements
 
     @functools.cached_property
@@ -250,14 +253,28 @@ class DeviceBinder:
         """The quote of the strings a fix inserts: the file's own (`tree.string_quote`)."""
         return string_quote(self.flow.module)
 
-    def insert_binding(self, module: cst.Module, before_index: int) -> cst.Module:
-        """Insert the binding after the imports that precede top-level statement ``before_index``."""
+    def insert_binding(self, module: cst.Module, before_index: int, device_line: bool = True) -> cst.Module:
+        """Insert the binding (or, without ``device_line``, only ``import torch``) after the
+        imports that precede top-level statement ``before_index``."""
         body: list[cst.BaseStatement] = list(module.body)
+        inserted = self.binding_statements(device_line)
+        if inserted and _is_import_line(inserted[0]):
+            joined = _torch_import_position(body[:before_index])
+            if joined is not None:
+                # ``import torch`` joins the file's imports from torch where isort puts it
+                import_torch = inserted.pop(0)
+                index, heads_block = joined
+                if heads_block:  # the blank lines and comments above the block stay above it
+                    import_torch = import_torch.with_changes(leading_lines=_leading_lines(body[index]))
+                    body[index] = body[index].with_changes(leading_lines=())
+                body.insert(index, import_torch)
+                before_index += 1
+        if not inserted:
+            return module.with_changes(body=body)
         position = _leading_position(body)
         for index, statement in enumerate(body[:before_index]):
             if _is_import_line(statement):
                 position = index + 1
-        inserted = self.binding_statements()
         at_top = position == 0 or _is_cell_marker(body[position - 1])
         after_imports = not at_top and _is_import_line(body[position - 1])
         if not at_top:
@@ -459,6 +476,54 @@ def _is_import_line(statement: cst.CSTNode) -> bool:
 
 def _is_cell_marker(statement: cst.BaseStatement) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and cst.Module([statement]).code.startswith(CELL_MARKER)
+
+
+def _torch_import_position(body: Sequence[cst.BaseStatement]) -> Optional[tuple[int, bool]]:
+    """Where ``import torch`` goes in a file that imports only from torch's submodules
+    (``from torch import nn``), in the order isort gives a section: the block of consecutive
+    import lines that holds the first such import, its plain imports sorted by module and
+    ahead of its ``from`` imports, and whether that is the block's first line. None where
+    there is no such block or it is not in that order (the caller then starts a block of its own)."""
+    first = next((i for i, statement in enumerate(body) if _imports_from_torch(statement)), None)
+    if first is None:
+        return None
+    start = first
+    while start > 0 and _is_import_line(body[start - 1]) and not _starts_block(body, start):
+        start -= 1
+    end = first + 1
+    while end < len(body) and _is_import_line(body[end]) and not _starts_block(body, end):
+        end += 1
+    kinds = [isinstance(statement.body[0], cst.ImportFrom) for statement in body[start:end]]  # type: ignore[attr-defined]
+    if kinds != sorted(kinds):
+        return None  # a ``from`` line before a plain import: not isort's order
+    for index in range(start, end):
+        small = body[index].body[0]  # type: ignore[attr-defined]
+        if isinstance(small, cst.ImportFrom) or _sort_key(small) > "torch":
+            return index, index == start
+    return end, False
+
+
+def _imports_from_torch(statement: cst.BaseStatement) -> bool:
+    if not _is_import_line(statement):
+        return False
+    for small in statement.body:  # type: ignore[attr-defined]
+        names = [small.module] if isinstance(small, cst.ImportFrom) else [alias.name for alias in small.names]
+        if any((dotted_name(name) or "").split(".")[0] == "torch" for name in names if name is not None):
+            return True
+    return False
+
+
+def _sort_key(statement: cst.Import) -> str:
+    return (dotted_name(statement.names[0].name) or "").lower()
+
+
+def _starts_block(body: Sequence[cst.BaseStatement], index: int) -> bool:
+    """A blank line or a comment line above the statement separates it from the one before."""
+    return bool(_leading_lines(body[index]))
+
+
+def _leading_lines(statement: cst.BaseStatement) -> Sequence[cst.EmptyLine]:
+    return getattr(statement, "leading_lines", ())
 
 
 def _leading_position(body: list[cst.BaseStatement]) -> int:

@@ -37,6 +37,9 @@ class ImportTable:
         #: function whose body imports it (a class body's import reaches no method).
         self._torch_bound_in: dict[str, set[Optional[cst.CSTNode]]] = {}
         self._scope: Optional[cst.CSTNode] = None
+        #: The module level imports from ``torch`` (``from torch.utils.data import DataLoader``):
+        #: a module-level ``import torch`` adds no dependency the file lacks.
+        self.torch_package_at_module_level = False
 
     def add(self, node: cst.Import | cst.ImportFrom, scope: Optional[cst.CSTNode] = None) -> None:
         """Record ``node``, found in ``scope``: None at the module level (also under a
@@ -68,6 +71,8 @@ class ImportTable:
 
     def _bind(self, local: str, full: str) -> None:
         self.aliases[local] = full
+        if self._scope is None and (full == "torch" or full.startswith("torch.")):
+            self.torch_package_at_module_level = True
         if full == "torch":
             self._torch_bound_in.setdefault(local, set()).add(self._scope)
             if self.torch_alias is None or local == "torch":
@@ -78,6 +83,15 @@ class ImportTable:
         file imports it only inside functions (scripts that import lazily) or not at all."""
         names = [local for local, scopes in self._torch_bound_in.items() if None in scopes]
         return "torch" if "torch" in names else min(names, default=None)
+
+    def torch_for_fix(self, functions: Sequence[cst.CSTNode]) -> tuple[Optional[str], bool]:
+        """The name of ``torch`` a fix nested in ``functions`` writes, and whether the fix must
+        add ``import torch`` for it (the file imports only torch's submodules); None where the
+        file imports torch lazily, inside other functions, or not at all."""
+        reachable = self.torch_reachable(functions)
+        if reachable is None and self.torch_package_at_module_level and not self._torch_bound_in:
+            return "torch", True
+        return reachable, False
 
     def torch_reachable(self, functions: Sequence[cst.CSTNode]) -> Optional[str]:
         """The name of ``torch`` that code nested in ``functions`` (innermost first) can read:

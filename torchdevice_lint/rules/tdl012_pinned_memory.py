@@ -83,7 +83,9 @@ class PinnedMemory(Rule):
     Safe: `pin_memory=True` becomes `pin_memory=torch.cuda.is_available()` (with
     `--device-style accelerator`, `torch.accelerator.is_available()`, which also covers Apple
     MPS and Intel XPU), so memory is pinned exactly where it was pinned before and nowhere it
-    would only warn. Files that do not import `torch` are reported without a fix. A
+    would only warn. A file that imports only torch's submodules (`from torch.utils.data import
+    DataLoader`) gets `import torch` with the fix; one that imports torch only inside other
+    functions (often because torch is optional there), or not at all, is reported without a fix. A
     non-blocking read is reported without a fix: synchronize before the read, or drop
     `non_blocking=True`.
     """
@@ -130,9 +132,11 @@ class PinnedMemory(Rule):
             "import torch\nloader_kwargs = {'num_workers': 4, 'pin_memory': torch.cuda.is_available()}\n"
             "model.to('cpu')\n",
         ),
-        Invalid(
+        Invalid(  # a file that imports only from torch's submodules gets ``import torch`` with the fix
             "from torch.utils.data import DataLoader\nfrom lightning import Trainer\n"
-            "loader = DataLoader(ds, pin_memory=True)\ntrainer = Trainer(accelerator='auto')\n"
+            "loader = DataLoader(ds, pin_memory=True)\ntrainer = Trainer(accelerator='auto')\n",
+            "import torch\nfrom torch.utils.data import DataLoader\nfrom lightning import Trainer\n"
+            "loader = DataLoader(ds, pin_memory=torch.cuda.is_available())\ntrainer = Trainer(accelerator='auto')\n",
         ),
         Invalid("import torch\nscores = logits.to('cpu', non_blocking=True)\nprint(scores.tolist())\n"),
         Invalid("import torch\ntotal = loss.to(device='cpu', non_blocking=True).item()\n"),
@@ -172,10 +176,12 @@ class PinnedMemory(Rule):
     def _pin_memory(self, value: cst.BaseExpression) -> None:
         if self._guarded() or in_test_code(self.analysis.imports, self.context.ancestors) or not self._runs_without_an_accelerator():
             return
-        torch_name = self.analysis.imports.torch_reachable(self.context.enclosing_functions())
+        torch_name, adds_import = self.analysis.imports.torch_for_fix(self.context.enclosing_functions())
         style = self.analysis.binder.style if self.analysis.binder.style in _AVAILABILITY else "cuda"
         check = _AVAILABILITY[style].format(torch=torch_name or "torch")
-        fix = Fix(Safety.SAFE, ((value, expression(check)),)) if torch_name is not None else None
+        fix = None
+        if torch_name is not None:
+            fix = Fix(Safety.SAFE, ((value, expression(check)),), needs_torch_import=adds_import)
         self.report(value, self.message.format(check=check), fix)
 
     def _guarded(self) -> bool:
