@@ -57,7 +57,10 @@ class LegacyConstructor(Rule):
     `torch.empty(0, dtype=...)`. A `torch.cuda.*Tensor` also gets `device=`: the device of a tensor
     argument of the function it is computed with (`torch.arange(0, n, out=torch.cuda.LongTensor(n))`
     with `n = lengths.max().item()` in `def mask(lengths)` gets `device=lengths.device`), else
-    the device in scope (or a new module-level `device`); CPU types stay on the CPU. `torch.Tensor` keeps the
+    the device in scope (or a new module-level `device`); CPU types stay on the CPU. A
+    placeholder without data given as `out=` to a factory that has no `dtype=` yet says only the
+    result's dtype and device (`out=` resizes it): the factory gets those instead
+    (`torch.arange(n, out=torch.LongTensor())` becomes `torch.arange(n, dtype=torch.int64)`). `torch.Tensor` keeps the
     default dtype: number literals are written as floats (`torch.Tensor([1, 0])` becomes
     `torch.tensor([1.0, 0.0])`, up to 16 whole numbers), other data get
     `dtype=torch.get_default_dtype()`; whole numbers cast at once stay as written
@@ -101,6 +104,8 @@ class LegacyConstructor(Rule):
         "import torch as th\ncondition = th.empty(1)\n",
         "import torch\nexpected = torch.tensor([[0, 1], [4, 5]]).to(torch.float32)\n",
         "import torch\n\ndef ids_like(lengths):\n    return torch.arange(lengths.numel(), device=lengths.device)\n",
+        "import torch\nindex = torch.arange(0, n ** 3, 1, dtype=torch.int64)\n",
+        "import torch\ngrid = torch.linspace(0, 1, steps, dtype=torch.get_default_dtype())\n",
     )
     invalid = (
         Invalid(  # a parameter annotated int is a size (tianshou's NoisyLinear)
@@ -154,15 +159,28 @@ class LegacyConstructor(Rule):
             "import torch\n\ndef get_mask(lengths):\n    max_len = torch.max(lengths).item()\n"
             "    ids = torch.arange(0, max_len, out=torch.cuda.LongTensor(max_len))\n    return ids < lengths.unsqueeze(1)\n",
             "import torch\n\ndef get_mask(lengths):\n    max_len = torch.max(lengths).item()\n"
-            "    ids = torch.arange(0, max_len, out=torch.empty(max_len, dtype=torch.int64, device=lengths.device))\n"
+            "    ids = torch.arange(0, max_len, dtype=torch.int64, device=lengths.device)\n"
             "    return ids < lengths.unsqueeze(1)\n",
+        ),
+        Invalid(  # an `out=` placeholder only names the dtype: the factory is given it (siren)
+            "import torch\nindex = torch.arange(0, n ** 3, 1, out=torch.LongTensor())\n"
+            "grid = torch.linspace(\n    0,\n    1,\n    steps,\n    out=torch.Tensor(),\n)\n",
+            "import torch\nindex = torch.arange(0, n ** 3, 1, dtype=torch.int64)\n"
+            "grid = torch.linspace(\n    0,\n    1,\n    steps,\n    dtype=torch.get_default_dtype(),\n)\n",
+            count=2,
+        ),
+        Invalid(  # a placeholder holding data, or a factory given a dtype already: the placeholder alone
+            "import torch\nr = torch.arange(3, out=torch.LongTensor([1, 2]))\ns = torch.arange(3, dtype=torch.int32, out=torch.IntTensor())\n",
+            "import torch\nr = torch.arange(3, out=torch.tensor([1, 2], dtype=torch.int64))\n"
+            "s = torch.arange(3, dtype=torch.int32, out=torch.empty(0, dtype=torch.int32))\n",
+            count=2,
         ),
         Invalid(  # a buffer that meets no argument gets the module's device
             "import torch\n\ndef get_ids(rows):\n    max_len = len(rows)\n"
             "    return torch.arange(0, max_len, out=torch.cuda.LongTensor(max_len))\n",
             'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
             "def get_ids(rows):\n    max_len = len(rows)\n"
-            "    return torch.arange(0, max_len, out=torch.empty(max_len, dtype=torch.int64, device=device))\n",
+            "    return torch.arange(0, max_len, dtype=torch.int64, device=device)\n",
         ),
         Invalid(  # a known tensor's shape is a torch.Size: sizes; made with the tensor, on its device
             "import torch\n\ndef mask_like(matrix: torch.Tensor, m):\n"
@@ -200,7 +218,8 @@ class LegacyConstructor(Rule):
         if qualified == "torch.set_default_tensor_type":
             self._default_tensor_type(node)
         elif qualified in torch_api.LEGACY_TENSOR_TYPES:
-            self.report(node, self.message.format(name=qualified), self._constructor_fix(node, qualified))
+            fix = self._out_placeholder_fix(node, qualified) or self._constructor_fix(node, qualified)
+            self.report(node, self.message.format(name=qualified), fix)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         """``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``, later called."""
@@ -251,6 +270,34 @@ class LegacyConstructor(Rule):
         device = self.context.device_for()
         call = append_argument(call, argument(expression(device.expression), "device"))
         return self.device_fix([(node, call)], device, Safety.SAFE)
+
+    def _out_placeholder_fix(self, node: cst.Call, qualified: str) -> Optional[Fix]:
+        """``torch.arange(n, out=torch.LongTensor())``: ``out=`` resizes the placeholder, which
+        says no more than the result's dtype (and device), so the factory is given those instead."""
+        holder, factory = self.context.parent(1), self.context.parent(2)
+        torch_name = _torch_as_written(node.func, self.analysis.imports.aliases) or self.analysis.imports.torch_alias
+        if not (
+            torch_name is not None
+            and isinstance(holder, cst.Arg)
+            and holder.keyword is not None
+            and holder.keyword.value == "out"
+            and isinstance(factory, cst.Call)
+            and self.analysis.qualified_name(factory.func) in _FACTORIES_WITH_OUT
+            and not any(arg.keyword is not None and arg.keyword.value in ("dtype", "device") for arg in factory.args)
+            and all(arg.keyword is None and not arg.star and self._is_size(arg.value) for arg in node.args)
+        ):
+            return None
+        dtype = torch_api.LEGACY_TENSOR_TYPES[qualified] or "torch.get_default_dtype()"
+        given_dtype = holder.with_changes(keyword=cst.Name("dtype"), value=expression(dtype.replace("torch.", f"{torch_name}.", 1)))
+        call = factory.with_changes(args=[given_dtype if arg is holder else arg for arg in factory.args])
+        if not qualified.startswith("torch.cuda."):
+            return Fix(Safety.SAFE, ((factory, call),))
+        met = self._tensor_met(node)
+        if met is not None:
+            return Fix(Safety.SAFE, ((factory, append_argument(call, argument(expression(f"{met}.device"), "device"))),))
+        device = self.context.device_for()
+        call = append_argument(call, argument(expression(device.expression), "device"))
+        return self.device_fix([(factory, call)], device, Safety.SAFE)
 
     def _tensor_met(self, node: cst.Call) -> Optional[str]:
         """A tensor argument of the enclosing function that the new tensor (or the call it is
@@ -394,6 +441,14 @@ def _torch_as_written(func: cst.BaseExpression, aliases: dict[str, str]) -> Opti
         func = func.value
     return func.value if isinstance(func, cst.Name) and aliases.get(func.value) == "torch" else None
 
+
+#: Factories that take ``out=``.
+_FACTORIES_WITH_OUT = frozenset(
+    {
+        "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.rand", "torch.randn", "torch.randint",
+        "torch.randperm", "torch.arange", "torch.range", "torch.linspace", "torch.logspace", "torch.eye",
+    }
+)
 
 #: Methods that set a tensor's dtype, and methods that only move or copy it (no dtype).
 _CASTS = frozenset({"long", "int", "short", "byte", "char", "float", "double", "half", "bfloat16", "bool"})
