@@ -262,14 +262,19 @@ class LegacyConstructor(Rule):
         if dtype is not None:
             dtype_text = dtype.replace("torch.", f"{torch_name}.", 1)
             call = append_argument(call, argument(expression(dtype_text), "dtype"))
+        return self._placed(node, qualified, node, call)
+
+    def _placed(self, constructor: cst.Call, qualified: str, replaced: cst.Call, call: cst.Call) -> Optional[Fix]:
+        """The fix putting ``call`` in place of ``replaced``: a CUDA type's tensor also gets the
+        device of the argument it is computed with, or the device in scope."""
         if not qualified.startswith("torch.cuda."):
-            return Fix(Safety.SAFE, ((node, call),))
-        met = self._tensor_met(node)
+            return Fix(Safety.SAFE, ((replaced, call),))
+        met = self._tensor_met(constructor)
         if met is not None:
-            return Fix(Safety.SAFE, ((node, append_argument(call, argument(expression(f"{met}.device"), "device"))),))
+            return Fix(Safety.SAFE, ((replaced, append_argument(call, argument(expression(f"{met}.device"), "device"))),))
         device = self.context.device_for()
         call = append_argument(call, argument(expression(device.expression), "device"))
-        return self.device_fix([(node, call)], device, Safety.SAFE)
+        return self.device_fix([(replaced, call)], device, Safety.SAFE)
 
     def _out_placeholder_fix(self, node: cst.Call, qualified: str) -> Optional[Fix]:
         """``torch.arange(n, out=torch.LongTensor())``: ``out=`` resizes the placeholder, which
@@ -290,14 +295,7 @@ class LegacyConstructor(Rule):
         dtype = torch_api.LEGACY_TENSOR_TYPES[qualified] or "torch.get_default_dtype()"
         given_dtype = holder.with_changes(keyword=cst.Name("dtype"), value=expression(dtype.replace("torch.", f"{torch_name}.", 1)))
         call = factory.with_changes(args=[given_dtype if arg is holder else arg for arg in factory.args])
-        if not qualified.startswith("torch.cuda."):
-            return Fix(Safety.SAFE, ((factory, call),))
-        met = self._tensor_met(node)
-        if met is not None:
-            return Fix(Safety.SAFE, ((factory, append_argument(call, argument(expression(f"{met}.device"), "device"))),))
-        device = self.context.device_for()
-        call = append_argument(call, argument(expression(device.expression), "device"))
-        return self.device_fix([(factory, call)], device, Safety.SAFE)
+        return self._placed(node, qualified, factory, call)
 
     def _tensor_met(self, node: cst.Call) -> Optional[str]:
         """A tensor argument of the enclosing function that the new tensor (or the call it is
