@@ -1,10 +1,13 @@
 """Conversion statements whose result is thrown away, next to receivers that convert in place."""
 
+from typing import Dict
+
 import numpy as np
 import pytest
 import torch
 import torchvision
 from torch import nn
+from torch.autograd import Variable
 from torch.utils.data import DataLoader
 
 
@@ -304,3 +307,41 @@ class Agent:
         if torch.is_tensor(scores) and scores.dim() > 1:
             scores.cpu()  # expect: TDL004
         return space, checked, scores
+
+
+def train_legacy(model, data_loader):
+    # chemprop train.py (b6485f02): tensors made with the legacy constructors
+    for batch in data_loader:
+        mask = torch.Tensor([[x is not None for x in tb] for tb in batch])
+        targets = torch.LongTensor([[0 if x is None else x for x in tb] for tb in batch])
+        preds = model(batch)
+        mask.to(preds.device)  # expect: TDL004
+        targets.to(preds.device)  # expect: TDL004
+        storage = torch.FloatStorage(3)
+        storage.cuda()  # ok: TDL004  a storage, not one of the tensor constructors
+
+
+def hello_rnn(x_data, y_data):
+    # PyTorchZeroToAll 11_3_hello_rnn_gpu.py (d7e3a11e): Variable(x) is the tensor x since PyTorch 0.4
+    inputs = Variable(torch.Tensor(x_data))
+    labels = torch.autograd.Variable(torch.LongTensor(y_data))
+    if torch.cuda.is_available():
+        inputs.cuda()  # expect: TDL004
+        labels.cuda()  # expect: TDL004
+    return inputs, labels
+
+
+AtomicData = Dict[str, torch.Tensor]
+
+
+def data_to(data: AtomicData, device=None, dtype=None):
+    # nequip AtomicDataDict.to_ (be838b8e): the values of a mapping annotated as one of tensors
+    for key, value in data.items():
+        value.to(device=device, dtype=dtype)  # expect: TDL004
+    return data
+
+
+def state_to(state: dict, device):
+    for key, value in state.items():
+        value.to(device)  # ok: TDL004  a mapping of unknown values (modules, optimizers)
+    return state

@@ -846,9 +846,12 @@ class FlowAnalysis:
         if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1].endswith("_like") and argument_values:
             first = argument_values[0][1]
             return Value(Kind.TENSOR, first.place, first.origins)
-        if qualified in torch_api.NN_TENSOR_CLASSES:
+        if qualified in torch_api.NN_TENSOR_CLASSES or qualified in torch_api.VARIABLE_CLASSES:
             first = argument_values[0][1] if argument_values else UNKNOWN
             return Value(Kind.TENSOR, first.place)
+        if qualified in torch_api.LEGACY_TENSOR_TYPES:
+            # ``torch.Tensor([...])``, ``torch.LongTensor(n)``: a new tensor (where, TDL006 says).
+            return Value(Kind.TENSOR)
         if torch_api.is_torch_nn_module_class(qualified):
             # ``nn.CrossEntropyLoss(weight=torch.tensor([...]))`` holds a CPU buffer until moved.
             origins = frozenset().union(*(v.origins for _, v in argument_values if v.is_cpu_factory_tensor))

@@ -275,7 +275,7 @@ class ReceiverJudge:
             # and ``zip``, ``product`` or ``.items()`` pair anything.
             if not isinstance(node, cst.For):
                 return Receiver.UNKNOWN  # ``for step, batch in enumerate(loader)``: a whole item
-            if _yields_parameters(node.iter):
+            if _yields_parameters(node.iter) or self._iterates_tensor_mapping(node.iter, functions):
                 return Receiver.LIKELY_TENSOR  # ``for param in self.parameters()``: tensors
             unpacked = isinstance(node.target, (cst.Tuple, cst.List))
             return Receiver.LIKELY_TENSOR if unpacked and _yields_batches(node.iter) else Receiver.UNKNOWN
@@ -290,6 +290,37 @@ class ReceiverJudge:
             if isinstance(node, (cst.Attribute, cst.Subscript)):
                 return self.judge(node, functions)  # ``f = self.functions[0]`` is what ``self.functions[0]`` is
         return Receiver.UNKNOWN
+
+    def _iterates_tensor_mapping(self, iterable: cst.BaseExpression, functions: Sequence[cst.FunctionDef]) -> bool:
+        """``data.items()`` or ``data.values()`` where ``data`` is a parameter, bound nowhere else,
+        annotated as a mapping of tensors: ``Dict[str, torch.Tensor]``, directly or through a type
+        alias of the module (nequip's ``Type = Dict[str, torch.Tensor]``). A key is never converted."""
+        if not (
+            isinstance(iterable, cst.Call)
+            and not iterable.args
+            and isinstance(iterable.func, cst.Attribute)
+            and iterable.func.attr.value in ("items", "values")
+            and isinstance(iterable.func.value, cst.Name)
+        ):
+            return False
+        bindings = self.bindings_of(iterable.func.value.value, functions)
+        if len(bindings) != 1 or bindings[0][0] is not Binding.PARAMETER:
+            return False
+        param = bindings[0][1]
+        return isinstance(param, cst.Param) and param.annotation is not None and self._maps_to_tensors(param.annotation.annotation)
+
+    def _maps_to_tensors(self, annotation: cst.BaseExpression) -> bool:
+        if isinstance(annotation, cst.Name):
+            annotation = _module_alias(self.analysis.module, annotation.value) or annotation
+        if not (isinstance(annotation, cst.Subscript) and len(annotation.slice) == 2):
+            return False
+        if (dotted_name(annotation.value) or "").rsplit(".", 1)[-1] not in _MAPPING_TYPES:
+            return False
+        item = annotation.slice[1].slice
+        if not isinstance(item, cst.Index):
+            return False
+        kind = self.analysis.qualified_name(item.value) or ""
+        return kind in torch_api.LEGACY_TENSOR_TYPES or kind in torch_api.NN_TENSOR_CLASSES
 
     def _fixtures(self) -> dict[str, cst.FunctionDef]:
         """The pytest fixtures the file defines, by name: a test's parameter of that name
@@ -533,6 +564,24 @@ def _yields_batches(iterable: cst.BaseExpression) -> bool:
 
 #: ``nn.Module`` methods that iterate over its tensors (with their names, for the ``named_`` ones).
 _TENSOR_ITERATORS = frozenset({"parameters", "buffers", "named_parameters", "named_buffers"})
+
+
+#: Mapping types of annotations (``typing`` and builtin spellings).
+_MAPPING_TYPES = frozenset({"Dict", "dict", "Mapping", "MutableMapping", "OrderedDict", "DefaultDict", "defaultdict"})
+
+
+def _module_alias(module: cst.Module, name: str) -> Optional[cst.BaseExpression]:
+    """The value of a module-level type alias ``name = ...`` (or ``name: TypeAlias = ...``)."""
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target = small.targets[0].target
+                    if isinstance(target, cst.Name) and target.value == name:
+                        return small.value
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == name:
+                    return small.value
+    return None
 
 
 def _yields_parameters(iterable: cst.BaseExpression) -> bool:

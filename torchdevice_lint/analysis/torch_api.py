@@ -418,6 +418,9 @@ CPU_TARGET_LOSSES = frozenset({"torch.nn.CTCLoss", "torch.nn.functional.ctc_loss
 #: ``torch.nn`` classes that are tensors, not modules.
 NN_TENSOR_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
+#: ``torch.autograd.Variable(x)``: since PyTorch 0.4 it returns the tensor ``x`` itself.
+VARIABLE_CLASSES = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+
 #: Base classes, outside torch.nn, whose subclasses are ``nn.Module``s.
 THIRD_PARTY_MODULE_BASES = frozenset(
     {

@@ -47,7 +47,10 @@ class DiscardedConversion(Rule):
     (`Rag.from_pretrained_encoder_generator(...)`) and a whole loader item (`for batch in loader`,
     `for step, batch in tqdm(enumerate(loader))`) are left
     alone. Tuple-unpacked batch elements (`for images, labels in loader`), the items of a
-    module's `parameters()`/`buffers()`, arguments, model outputs and what tensor methods return
+    module's `parameters()`/`buffers()`, the values of a mapping argument annotated as one of
+    tensors (`data: Dict[str, torch.Tensor]`, also through a type alias of the module),
+    what the legacy constructors (`torch.Tensor([...])`, `torch.LongTensor(n)`) and
+    `Variable(x)` make, arguments, model outputs and what tensor methods return
     are tensors; a test's argument named after a pytest
     fixture of the file is what the fixture returns, and one that `@pytest.mark.parametrize` gives
     is what it lists (`[BoxUniform(...), ...]`: objects). A statement in a `with pytest.raises(...)`
