@@ -10,6 +10,7 @@ from typing import ClassVar, Optional, Sequence
 import libcst as cst
 
 from torchdevice_lint.analysis import DeviceChoice, FileAnalysis
+from torchdevice_lint.analysis.operands import assigned_name, next_statement_partners, operand_partners
 from torchdevice_lint.findings import Fix, Replacement, Report, Safety
 
 
@@ -46,8 +47,21 @@ class RuleContext:
     def parent(self, depth: int = 1) -> Optional[cst.CSTNode]:
         return self.ancestors[-depth] if len(self.ancestors) >= depth else None
 
-    def device_for(self, partner: Optional[str] = None) -> DeviceChoice:
-        return self.analysis.binder.choose(self.statement(), self.enclosing_functions(), partner)
+    def device_for(self, partner: Optional[str] = None, operands: Sequence[cst.Name] = ()) -> DeviceChoice:
+        return self.analysis.binder.choose(self.statement(), self.enclosing_functions(), partner, operands)
+
+    def operand_partners(self, node: cst.BaseExpression) -> list[cst.Name]:
+        """The tensors ``node`` (being visited) meets in one operation requiring one device, in
+        its statement or, bound to a name, in the next one (`analysis.operands`)."""
+        imports, values = self.analysis.imports, self.analysis.flow.values
+        partners = operand_partners(node, self.ancestors, imports, values)
+        name = assigned_name(node, self.ancestors)
+        if partners or name is None:
+            return partners
+        statement = self.statement()
+        index = next((i for i in range(len(self.ancestors) - 1, -1, -1) if self.ancestors[i] is statement), 0)
+        block = self.ancestors[index - 1] if index > 0 else None
+        return next_statement_partners(name, statement, block, imports, values) if statement is not None else []
 
     def report(self, rule: "Rule", node: cst.CSTNode, message: Optional[str] = None, fix: Optional[Fix] = None) -> None:
         top_level = self.ancestors[1] if len(self.ancestors) > 1 else node

@@ -5,7 +5,9 @@ this order of preference, and only when none exists asks for one module-level bi
 
 1. a device variable of the enclosing function bound before the site (``device`` first),
    unless it may be the CPU on purpose (``cpu if gather_on_cpu else cuda``);
-2. the device of the tensor the site meets (``x.device``), when that tensor is a name;
+2. the device of the tensor the site meets (``x.device``), when that tensor is a name: a
+   meeting the flow found, or an operand of the same operation requiring one device
+   (``torch.where(m, y, t.cuda())``, ``w = t.cuda()`` then ``w * g``: `analysis.operands`);
 3. inside a module's ``forward`` (or a helper it feeds), an input tensor's ``.device``;
 4. ``self.device`` when the class sets it, inherits it from Lightning (``LightningModule``,
    ``LightningLite``, ``Fabric``), or places its data with it elsewhere (in ``__init__`` only
@@ -104,8 +106,10 @@ class DeviceBinder:
         statement: Optional[cst.CSTNode],
         functions: Sequence[cst.FunctionDef],
         partner: Optional[str] = None,
+        operands: Sequence[cst.Name] = (),
     ) -> DeviceChoice:
-        """The device to use in ``statement``, nested in ``functions`` (innermost first)."""
+        """The device to use in ``statement``, nested in ``functions`` (innermost first);
+        ``partner`` and ``operands`` name tensors the site's value meets (`analysis.operands`)."""
         site = self.flow.statement_order.get(statement, 0) if statement is not None else 0
         scopes = [self.flow.scopes[f] for f in functions if f in self.flow.scopes]
         for depth, scope in enumerate(scopes):
@@ -116,6 +120,9 @@ class DeviceBinder:
             scopes[0], partner
         ):
             return DeviceChoice(f"{partner}.device")
+        for operand in operands if scopes else ():
+            if bound_before(scopes[0], operand.value, site) and self._reads_device(scopes[0], operand.value):
+                return DeviceChoice(f"{operand.value}.device")
         for scope in scopes:
             known = [name for name in scope.device_tensor_params if self._reads_device(scope, name)]
             if known:

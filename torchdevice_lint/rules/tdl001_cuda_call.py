@@ -53,7 +53,11 @@ class CudaCall(Rule):
 
     ## Fix safety
     Safe: `.cuda()` becomes `.to(device)` with a device already in scope (or one new
-    module-level `device` binding), keeping `non_blocking` and `memory_format`; `self.device`
+    module-level `device` binding), keeping `non_blocking` and `memory_format`; the device of
+    a tensor the moved one meets in an operation that requires one device (an operand of the
+    same arithmetic, comparison or torch combining call, or of the next statement when the
+    result is bound to a name: `x * t.cuda()` becomes `x * t.to(x.device)`), never
+    of a call of other code, which may move its arguments itself; `self.device`
     in a Lightning `LightningModule`, `LightningLite` or `Fabric`; never a variable that may
     be the CPU on purpose (`torch.device("cpu") if gather_on_cpu else torch.device("cuda")`:
     only the `torch.cuda.is_available()` test, or a flag asking for CUDA with the CPU as its
@@ -85,6 +89,11 @@ class CudaCall(Rule):
         "import torch\nfrom lightning.fabric import Fabric\n\n\nclass Runner(Fabric):\n"
         "    def run(self, model):\n        return model.to(self.device)\n",
         "model = Net().to(device)",
+        # what the fix writes beside an operand of the same operation
+        "import torch\n\n\ndef data_term(y: torch.Tensor, rec: torch.Tensor):\n"
+        "    return torch.where(rec != 0, y - rec, torch.tensor([0.0]).to(rec.device))\n",
+        "def scale(x, w):\n    return x * w.to(x.device)",
+        "import torch\n\nw = torch.ones(3).to(grads.device)",
         "x = x.to(device, non_blocking=True)",
         "batch = {k: v.to(device) if v is not None else None for k, v in batch.items()}",
         "available = torch.cuda.is_available()",
@@ -154,6 +163,25 @@ class CudaCall(Rule):
             "        hidden = torch.zeros(1, batch_size, 4).cuda()\n        return encoded.unsqueeze(0) + hidden\n",
             "import torch\nfrom torch import nn\n\nclass Decoder(nn.Module):\n    def forward(self, batch_size, encoded):\n"
             "        hidden = torch.zeros(1, batch_size, 4).to(encoded.device)\n        return encoded.unsqueeze(0) + hidden\n",
+        ),
+        Invalid(  # an operand of the same operation is on the device .cuda() chose (siren's losses)
+            "import torch\n\n\ndef data_term(y: torch.Tensor, rec: torch.Tensor):\n"
+            "    return torch.where(rec != 0, y - rec, torch.tensor([0.0]).cuda())\n",
+            "import torch\n\n\ndef data_term(y: torch.Tensor, rec: torch.Tensor):\n"
+            "    return torch.where(rec != 0, y - rec, torch.tensor([0.0]).to(rec.device))\n",
+        ),
+        Invalid(  # bound to a name, then combined in the next statement
+            "import torch\n\n\ndef weighted(g: torch.Tensor, gt: torch.Tensor):\n"
+            "    grads = torch.cat((g, g), dim=-1)\n    weights = torch.tensor([10.0, 1.0]).cuda()\n"
+            "    return (weights * (grads[0:2] - gt)).mean()\n",
+            "import torch\n\n\ndef weighted(g: torch.Tensor, gt: torch.Tensor):\n"
+            "    grads = torch.cat((g, g), dim=-1)\n    weights = torch.tensor([10.0, 1.0]).to(grads.device)\n"
+            "    return (weights * (grads[0:2] - gt)).mean()\n",
+        ),
+        Invalid(  # code of the project may move its arguments itself: its other arguments say nothing
+            "import torch\n\n\ndef report(w: torch.Tensor, dq: torch.Tensor):\n    print(sqnr(w, dq.cuda()))\n",
+            "import torch\n\ndevice = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n\n\n"
+            "def report(w: torch.Tensor, dq: torch.Tensor):\n    print(sqnr(w, dq.to(device)))\n",
         ),
         Invalid(  # the project's own device, imported (diffusers' and transformers' tests)
             "import torch\n\nfrom ..testing_utils import torch_device\n\n\ndef test_step(model):\n"
@@ -255,7 +283,7 @@ class CudaCall(Rule):
             )
             self.report(node, fix=Fix(Safety.SAFE, ((node, replacement),)))
             return
-        device = self.context.device_for()
+        device = self.context.device_for(operands=self.context.operand_partners(node))
         replacement = node.with_changes(
             func=func.with_changes(attr=cst.Name("to")),
             args=without_trailing_comma([argument(expression(device.expression)), *kept]),

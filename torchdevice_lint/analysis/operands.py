@@ -1,0 +1,203 @@
+"""The tensors a value is combined with, whose device a fix can reuse for it.
+
+``torch.where(rec != 0, y - rec, torch.tensor([0.0]).cuda())``: the moved tensor meets ``rec``
+and ``y`` in an operation that raises when its tensors sit on different devices, so on the GPU
+machine where the code ran they were on the device ``.cuda()`` chose; ``rec.device`` is that
+device by construction, and stays right on a machine without one. Only operations that demand
+one device count (arithmetic, comparisons, torch's combining functions and methods), never a
+call of unknown code (``sqnr(w, dq.cuda())`` may move its arguments itself).
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Mapping, Optional, Sequence
+
+import libcst as cst
+
+from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.imports import ImportTable
+from torchdevice_lint.analysis.tree import iter_child_nodes
+from torchdevice_lint.analysis.values import Kind, Place, Value
+
+_NOT_KEEPING = torch_api.FULL_REDUCTIONS | {"argmax", "argmin", "type_as"}
+_STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+
+
+def operand_partners(
+    node: cst.BaseExpression,
+    ancestors: Sequence[cst.CSTNode],
+    imports: ImportTable,
+    values: Mapping[cst.CSTNode, Value],
+) -> list[cst.Name]:
+    """The names of tensors that ``node``'s value (through methods that keep its device,
+    ``.float()``, ``.view(...)``) meets in one operation requiring one device; ``ancestors``
+    runs from the module down to ``node``'s parent. Outermost operands first."""
+    chain = list(reversed(ancestors))
+    current: cst.CSTNode = node
+    index = 0
+    while index < len(chain):
+        parent = chain[index]
+        above = chain[index + 1] if index + 1 < len(chain) else None
+        if isinstance(parent, _STATEMENTS):
+            return []
+        if isinstance(parent, cst.Attribute) and parent.value is current:
+            if not (isinstance(above, cst.Call) and above.func is parent):
+                return []
+            method = parent.attr.value
+            if method in torch_api.COMBINING_METHODS or (
+                method in torch_api.ELEMENTWISE_WHEN_GIVEN_A_TENSOR and _positional(above)
+            ):
+                return _tensor_names([arg.value for arg in above.args], values)
+            if not _keeps_device(method):
+                return []
+            current, index = above, index + 2
+            continue
+        if isinstance(parent, cst.UnaryOperation):
+            current, index = parent, index + 1
+            continue
+        if isinstance(parent, cst.BinaryOperation):
+            other = parent.right if parent.left is current else parent.left
+            return _tensor_names([other], values)
+        if isinstance(parent, cst.ComparisonTarget) and isinstance(above, cst.Comparison):
+            operands = [above.left, *(target.comparator for target in above.comparisons)]
+            return _tensor_names([operand for operand in operands if operand is not current], values)
+        if isinstance(parent, cst.Comparison):
+            return _tensor_names([target.comparator for target in parent.comparisons], values)
+        if isinstance(parent, cst.Arg) and isinstance(above, cst.Call):
+            return _call_partners(above, parent, imports, values)
+        if isinstance(parent, cst.Element) and isinstance(above, (cst.Tuple, cst.List)):
+            arg = chain[index + 2] if index + 2 < len(chain) else None
+            call = chain[index + 3] if index + 3 < len(chain) else None
+            if not (isinstance(arg, cst.Arg) and isinstance(call, cst.Call)):
+                return []
+            if imports.qualified_name(call.func) not in torch_api.COMBINING_FUNCTIONS:
+                return []  # torch.cat((a, b.cuda())): one device for every element
+            siblings = [element.value for element in above.elements if element is not parent]
+            return _tensor_names(siblings, values) + _call_partners(call, arg, imports, values)
+        return []
+    return []
+
+
+def next_statement_partners(
+    name: str,
+    statement: cst.CSTNode,
+    block: Optional[cst.CSTNode],
+    imports: ImportTable,
+    values: Mapping[cst.CSTNode, Value],
+) -> list[cst.Name]:
+    """``w = torch.tensor([...]).cuda()`` followed by ``(w * (grads - gt)).mean()``: the
+    tensors ``name`` meets in the statement that comes right after ``statement`` in ``block``."""
+    body = getattr(block, "body", None)
+    if block is None or not isinstance(body, (list, tuple)):
+        return []
+    position = next((index for index, line in enumerate(body) if line is statement), len(body))
+    if position + 1 >= len(body):
+        return []
+    partners: list[cst.Name] = []
+    for use, path in _uses(body[position + 1], name, [block]):
+        partners += [partner for partner in operand_partners(use, path, imports, values) if partner.value != name]
+    return partners
+
+
+def _uses(
+    node: cst.CSTNode, name: str, path: list[cst.CSTNode]
+) -> Iterator[tuple[cst.Name, list[cst.CSTNode]]]:
+    """Each ``Name`` ``name`` read in ``node``, with the nodes above it (not into nested
+    functions, classes or lambdas, which run elsewhere)."""
+    if isinstance(node, cst.Name) and node.value == name:
+        yield node, path
+        return
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return
+    for child in iter_child_nodes(node):
+        yield from _uses(child, name, [*path, node])
+
+
+def _call_partners(
+    call: cst.Call, arg: cst.Arg, imports: ImportTable, values: Mapping[cst.CSTNode, Value]
+) -> list[cst.Name]:
+    others = [other.value for other in call.args if other is not arg and not other.star]
+    qualified = imports.qualified_name(call.func)
+    if qualified is not None:
+        if qualified in torch_api.COMBINING_FUNCTIONS or (
+            qualified in ("torch.max", "torch.min") and len(_positional(call)) >= 2
+        ):
+            return _tensor_names(others, values)
+        return []
+    if isinstance(call.func, cst.Attribute):
+        method = call.func.attr.value
+        if method in torch_api.COMBINING_METHODS or method in torch_api.ELEMENTWISE_WHEN_GIVEN_A_TENSOR:
+            receiver = values.get(call.func.value)
+            if receiver is not None and receiver.kind is Kind.TENSOR:
+                return _tensor_names([call.func.value, *others], values)
+    return []
+
+
+def _device_keeping_parts(expression: cst.BaseExpression) -> Iterator[cst.Name]:
+    """The names ``expression`` computes with through what keeps a tensor's device, left to right."""
+    if isinstance(expression, cst.Name):
+        yield expression
+    elif isinstance(expression, cst.BinaryOperation):
+        yield from _device_keeping_parts(expression.left)
+        yield from _device_keeping_parts(expression.right)
+    elif isinstance(expression, cst.Comparison):
+        yield from _device_keeping_parts(expression.left)
+        for target in expression.comparisons:
+            yield from _device_keeping_parts(target.comparator)
+    elif isinstance(expression, cst.UnaryOperation):
+        yield from _device_keeping_parts(expression.expression)
+    elif isinstance(expression, cst.Subscript) and all(isinstance(e.slice, cst.Slice) for e in expression.slice):
+        yield from _device_keeping_parts(expression.value)  # ``g[0:2]``: a slice, never 0-dim
+    elif (
+        isinstance(expression, cst.Call)
+        and isinstance(expression.func, cst.Attribute)
+        and _keeps_device(expression.func.attr.value)
+    ):
+        yield from _device_keeping_parts(expression.func.value)
+
+
+def _keeps_device(method: str) -> bool:
+    """A tensor method whose result is a tensor of the receiver's shape class on its device: not
+    a reduction (a 0-dim result meets any device), not ``type_as`` (the other tensor's device)."""
+    return method in torch_api.TENSOR_RETURNING_METHODS and method not in _NOT_KEEPING
+
+
+def _positional(call: cst.Call) -> list[cst.Arg]:
+    return [arg for arg in call.args if arg.keyword is None and not arg.star]
+
+
+def _tensor_names(expressions: Sequence[cst.BaseExpression], values: Mapping[cst.CSTNode, Value]) -> list[cst.Name]:
+    """The names in ``expressions`` that are tensors not known to be on the CPU, reached through
+    what keeps a tensor's device (operators, slices, ``.float()``, ``.view()``), left to right; never
+    through a size (``x.shape[0]``), an index or a call of other code."""
+    names: list[cst.Name] = []
+    for expression in expressions:
+        for inner in _device_keeping_parts(expression):
+            value = values.get(inner)
+            if value is not None and value.kind is Kind.TENSOR and value.place is not Place.CPU and not value.scalar_origins:
+                names.append(inner)
+    return names
+
+
+def assigned_name(node: cst.BaseExpression, ancestors: Sequence[cst.CSTNode]) -> Optional[str]:
+    """``w = torch.tensor([...]).cuda().float()``: the one name ``node``'s value is bound to,
+    through methods that keep its device."""
+    chain = list(reversed(ancestors))
+    current: cst.CSTNode = node
+    index = 0
+    while index + 1 < len(chain):
+        parent, above = chain[index], chain[index + 1]
+        if (
+            isinstance(parent, cst.Attribute)
+            and parent.value is current
+            and isinstance(above, cst.Call)
+            and above.func is parent
+            and _keeps_device(parent.attr.value)
+        ):
+            current, index = above, index + 2
+            continue
+        if isinstance(parent, cst.Assign) and parent.value is current and len(parent.targets) == 1:
+            target = parent.targets[0].target
+            return target.value if isinstance(target, cst.Name) else None
+        return None
+    return None
