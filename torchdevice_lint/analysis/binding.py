@@ -28,6 +28,7 @@ import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.devices import looks_like_device_name
+from torchdevice_lint.analysis.flow import _ACCELERATOR_FLAG as ACCELERATOR_FLAG  # a flag asking for CUDA
 from torchdevice_lint.analysis.flow import FlowAnalysis, Scope, names_used_as_tensors
 from torchdevice_lint.analysis.imports import ImportTable, dotted_name
 from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes, self_attribute, string_quote, walk
@@ -243,17 +244,56 @@ class DeviceBinder:
         return name in evidence.tensors or name not in evidence.sizes
 
     # -------------------------------------------------------------- insertion
-    def binding_statements(self, device_line: bool = True) -> list[cst.BaseStatement]:
+    def binding_statements(self, device_line: bool = True, switch: Optional[str] = None) -> list[cst.BaseStatement]:
         """The lines a fix inserts: ``device = ...`` (unless ``device_line`` is false) and, if
-        missing, ``import torch``."""
+        missing, ``import torch``; with ``switch``, the device that module-level flag chooses."""
         module_torch = self.imports.torch_at_module_level()  # a function's own import reaches no module line
         statements: list[cst.BaseStatement] = []
         if module_torch is None:
             statements.append(cst.parse_statement("import torch\n"))
         if device_line:
-            expression = DEVICE_STYLES[self.style].format(torch=module_torch or "torch").replace('"', self.quote)
+            style = DEVICE_STYLES[self.style] if switch is None else f'{{torch}}.device("cuda" if {switch} else "cpu")'
+            expression = style.format(torch=module_torch or "torch").replace('"', self.quote)
             statements.append(cst.parse_statement(f"{self.global_name} = {expression}\n"))
         return statements
+
+    @functools.cached_property
+    def cuda_switch(self) -> Optional[tuple[str, int]]:
+        """The file's own CUDA switch and the top-level statement that sets it: a module-level
+        flag named for the accelerator, bound once to ``True`` or ``False``, that guards moves to
+        CUDA (``cuda = True`` ... ``if cuda: model.cuda()``). A device line the file lacks follows
+        it (``torch.device("cuda" if cuda else "cpu")``) rather than adding a second switch."""
+        module = self.flow.module
+        flags: dict[str, int] = {}
+        for index, statement in enumerate(module.body):
+            small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+                and isinstance(small.value, cst.Name)
+                and small.value.value in ("True", "False")
+                and ACCELERATOR_FLAG.search(small.targets[0].target.value)
+            ):
+                flags[small.targets[0].target.value] = index
+        if not flags:
+            return None
+        bindings: dict[str, int] = {}
+        guarded: set[str] = set()
+        for node in walk(module):
+            for target in bound_targets(node):
+                if isinstance(target, cst.Name) and target.value in flags:
+                    bindings[target.value] = bindings.get(target.value, 0) + 1
+            if isinstance(node, cst.Global):
+                bindings.update({name.name.value: 2 for name in node.names if name.name.value in flags})
+            if isinstance(node, cst.If) and isinstance(node.test, cst.Name) and node.test.value in flags:
+                if any(
+                    isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda"
+                    for call in walk(node.body)
+                ):
+                    guarded.add(node.test.value)
+        usable = sorted(name for name in guarded if bindings.get(name) == 1)
+        return (usable[0], flags[usable[0]]) if usable else None
 
     @functools.cached_property
     def quote(self) -> str:
@@ -264,7 +304,8 @@ class DeviceBinder:
         """Insert the binding (or, without ``device_line``, only ``import torch``) after the
         imports that precede top-level statement ``before_index``."""
         body: list[cst.BaseStatement] = list(module.body)
-        inserted = self.binding_statements(device_line)
+        switch = self.cuda_switch if self.cuda_switch is not None and self.cuda_switch[1] < before_index else None
+        inserted = self.binding_statements(device_line, switch[0] if switch is not None else None)
         if inserted and _is_import_line(inserted[0]):
             joined = _torch_import_position(body[:before_index])
             if joined is not None:
@@ -282,6 +323,11 @@ class DeviceBinder:
         for index, statement in enumerate(body[:before_index]):
             if _is_import_line(statement):
                 position = index + 1
+        if switch is not None and device_line and position <= switch[1] + (len(body) - len(module.body)):
+            # right under the switch it reads
+            position = switch[1] + (len(body) - len(module.body)) + 1
+            body[position:position] = inserted
+            return module.with_changes(body=body)
         at_top = position == 0 or _is_cell_marker(body[position - 1])
         after_imports = not at_top and _is_import_line(body[position - 1])
         if not at_top:

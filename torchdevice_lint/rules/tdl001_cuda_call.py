@@ -53,7 +53,9 @@ class CudaCall(Rule):
 
     ## Fix safety
     Safe: `.cuda()` becomes `.to(device)` with a device already in scope (or one new
-    module-level `device` binding), keeping `non_blocking` and `memory_format`; the device of
+    module-level `device` binding, which follows the file's own CUDA switch when a module-level
+    flag bound once to `True`/`False` guards its other moves: `cuda = True` ... `if cuda:
+    model.cuda()` gives `device = torch.device("cuda" if cuda else "cpu")` under it), keeping `non_blocking` and `memory_format`; the device of
     a tensor the moved one meets in an operation that requires one device (an operand of the
     same arithmetic, comparison or torch combining call, or of the next statement when the
     result is bound to a name: `x * t.cuda()` becomes `x * t.to(x.device)`), never
@@ -95,6 +97,7 @@ class CudaCall(Rule):
         "def scale(x, w):\n    return x * w.to(x.device)",
         "import torch\n\nw = torch.ones(3).to(grads.device)",
         "x = x.to(device, non_blocking=True)",
+        "import torch\n\ncuda = True\ndevice = torch.device('cuda' if cuda else 'cpu')\nmodel = make().to(device)\n",
         "batch = {k: v.to(device) if v is not None else None for k, v in batch.items()}",
         "available = torch.cuda.is_available()",
         "model = model.cpu()",
@@ -182,6 +185,14 @@ class CudaCall(Rule):
             "import torch\n\n\ndef report(w: torch.Tensor, dq: torch.Tensor):\n    print(sqnr(w, dq.cuda()))\n",
             "import torch\n\ndevice = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n\n\n"
             "def report(w: torch.Tensor, dq: torch.Tensor):\n    print(sqnr(w, dq.to(device)))\n",
+        ),
+        Invalid(  # the file's own CUDA switch guards its other moves: the device line follows it
+            "import torch\n\nuse_cuda = True\nmodel = make()\nif use_cuda:\n    model.cuda()\n\n\n"
+            "def sample(probs):\n    return model.decode(probs.cuda())\n",
+            "import torch\n\nuse_cuda = True\ndevice = torch.device(\"cuda\" if use_cuda else \"cpu\")\n"
+            "model = make()\nif use_cuda:\n    model.cuda()\n\n\n"
+            "def sample(probs):\n    return model.decode(probs.to(device))\n",
+            count=2,
         ),
         Invalid(  # the project's own device, imported (diffusers' and transformers' tests)
             "import torch\n\nfrom ..testing_utils import torch_device\n\n\ndef test_step(model):\n"
