@@ -3,8 +3,9 @@
 A fix never invents a second notion of "the device": it reuses one already in scope, in
 this order of preference, and only when none exists asks for one module-level binding:
 
-1. a device variable of the enclosing function bound before the site (``device`` first),
-   unless it may be the CPU on purpose (``cpu if gather_on_cpu else cuda``);
+1. a device variable of the enclosing function bound before the site (``device`` first; an
+   ``if``/``else`` statement binding it in every branch binds it), unless it may be the CPU on
+   purpose (``cpu if gather_on_cpu else cuda``, as an expression or as such a statement);
 2. the device of the tensor the site meets (``x.device``), when that tensor is a name: a
    meeting the flow found, or an operand of the same operation requiring one device
    (``torch.where(m, y, t.cuda())``, ``w = t.cuda()`` then ``w * g``: `analysis.operands`);
@@ -133,7 +134,11 @@ class DeviceBinder:
             owner = innermost.owner_class
             if innermost.node.name.value != "__init__":
                 device_attribute = owner.attributes.get("device")
-                if device_attribute is not None and device_attribute.kind is Kind.DEVICE:
+                if (
+                    device_attribute is not None
+                    and device_attribute.kind is Kind.DEVICE
+                    and not device_attribute.may_be_cpu
+                ):
                     return DeviceChoice("self.device")
                 if self._has_device_property(owner.node) or _moves_with_self_device(owner.node):
                     return DeviceChoice("self.device")
@@ -411,9 +416,46 @@ def _binding_reaches(scope_node: cst.CSTNode, name: str, site: cst.CSTNode) -> b
             for block in _ancestors(binding, parents)
             if isinstance(parents.get(block), (cst.If, cst.Else, cst.ExceptHandler))
             and isinstance(block, cst.BaseSuite)
+            and not _every_branch_binds(_top_of_chain(block, parents), name)
         ]
         if all(block in around_site for block in branches):
             return True
+    return False
+
+
+def _top_of_chain(block: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> Optional[cst.If]:
+    """The ``if`` statement a branch ``block`` belongs to, the first of its ``elif`` chain."""
+    node = parents.get(block)
+    if isinstance(node, cst.Else):
+        node = parents.get(node)
+    if not isinstance(node, cst.If):
+        return None
+    above = parents.get(node)
+    while isinstance(above, cst.If) and above.orelse is node:
+        node, above = above, parents.get(above)
+    return node
+
+
+def _every_branch_binds(statement: Optional[cst.If], name: str) -> bool:
+    """``if c: device = "cuda"`` / ``else: device = "cpu"``: every branch, ``else`` included,
+    binds ``name``, so the statement as a whole binds it for what follows."""
+    branch: Optional[cst.CSTNode] = statement
+    while isinstance(branch, cst.If):
+        if not _binds_in(branch.body, name):
+            return False
+        branch = branch.orelse
+    return isinstance(branch, cst.Else) and _binds_in(branch.body, name)
+
+
+def _binds_in(suite: cst.CSTNode, name: str) -> bool:
+    pending = [suite]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if any(isinstance(target, cst.Name) and target.value == name for target in bound_targets(node)):
+            return True
+        pending.extend(iter_child_nodes(node))
     return False
 
 

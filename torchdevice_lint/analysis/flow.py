@@ -43,6 +43,7 @@ from torchdevice_lint.analysis.tree import (
     keyword_argument,
     method_named,
     positional_arguments,
+    self_attribute,
     string_value,
     walk,
 )
@@ -363,6 +364,7 @@ class FlowAnalysis:
         elif isinstance(statement, cst.If):
             self._evaluate(statement.test, scope)
             self._walk_branches([statement.body, statement.orelse], scope)
+            self._mark_cpu_choice(statement, scope)
             if is_type_test(statement.test):
                 # ``if not isinstance(x, torch.Tensor): x = torch.from_numpy(x)``: a conversion
                 # for callers that pass other types, not a tensor made for this computation.
@@ -772,6 +774,25 @@ class FlowAnalysis:
             return replace(merged, may_be_cpu=True)
         return merged
 
+    def _mark_cpu_choice(self, statement: cst.If, scope: Scope) -> None:
+        """``if gather_on_cpu: d = torch.device("cpu")`` / ``else: d = torch.device("cuda")``
+        (or ``self.device = ...`` in both): the statement form of the conditional expression
+        that chooses the CPU on purpose (`_chooses_cpu_on_purpose`), marked the same way."""
+        if not isinstance(statement.orelse, cst.Else):
+            return
+        chosen = [_branch_assignments(statement.body), _branch_assignments(statement.orelse.body)]
+        for target in chosen[0].keys() & chosen[1].keys():
+            body, orelse = chosen[0][target], chosen[1][target]
+            if not self._chooses_cpu_on_purpose(cst.IfExp(test=statement.test, body=body, orelse=orelse)):
+                continue
+            attribute = target.removeprefix("self.")
+            if attribute != target and scope.owner_class is not None:
+                value = scope.owner_class.attributes.get(attribute)
+                if value is not None and value.kind is Kind.DEVICE:
+                    scope.owner_class.attributes[attribute] = replace(value, may_be_cpu=True)
+            elif scope.env.get(target) is not None and scope.env[target].kind is Kind.DEVICE:
+                scope.env[target] = replace(scope.env[target], may_be_cpu=True)
+
     def _chooses_cpu_on_purpose(self, node: cst.IfExp) -> bool:
         """``torch.device("cpu") if gather_on_cpu else torch.device("cuda")``: an explicit CPU
         on one side, another device on the other, and a test that does not ask whether CUDA is
@@ -1161,6 +1182,21 @@ def _is_static(function: cst.FunctionDef) -> bool:
 
 #: A flag that asks for the accelerator (``args.cuda``, ``use_gpu``, ``self.on_cuda``).
 _ACCELERATOR_FLAG = re.compile(r"cuda|gpu", re.IGNORECASE)
+
+
+def _branch_assignments(suite: cst.BaseSuite) -> dict[str, cst.BaseExpression]:
+    """What the statements of one branch assign last to a name or to ``self.<name>``."""
+    statements = suite.body if isinstance(suite, cst.IndentedBlock) else [suite]
+    assigned: dict[str, cst.BaseExpression] = {}
+    for statement in statements:
+        smalls = statement.body if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
+        for small in smalls:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target = small.targets[0].target
+                text = target.value if isinstance(target, cst.Name) else self_attribute(target)
+                if text is not None:
+                    assigned[text if isinstance(target, cst.Name) else f"self.{text}"] = small.value
+    return assigned
 
 
 def _literal_place(node: cst.BaseExpression, imports: ImportTable) -> Place:

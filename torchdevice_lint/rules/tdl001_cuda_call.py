@@ -61,7 +61,8 @@ class CudaCall(Rule):
     result is bound to a name: `x * t.cuda()` becomes `x * t.to(x.device)`), never
     of a call of other code, which may move its arguments itself; `self.device`
     in a Lightning `LightningModule`, `LightningLite` or `Fabric`; never a variable that may
-    be the CPU on purpose (`torch.device("cpu") if gather_on_cpu else torch.device("cuda")`:
+    be the CPU on purpose (`torch.device("cpu") if gather_on_cpu else torch.device("cuda")`, or
+    the same choice as an `if`/`else` statement binding it, or `self.device`, in both branches:
     only the `torch.cuda.is_available()` test, or a flag asking for CUDA with the CPU as its
     fallback, `"cuda" if args.cuda else "cpu"`, makes such a conditional the device); a device the
     call names stays (`.cuda(w.device)` becomes `.to(w.device)`, `.cuda(t.get_device())`
@@ -97,6 +98,8 @@ class CudaCall(Rule):
         "def scale(x, w):\n    return x * w.to(x.device)",
         "import torch\n\nw = torch.ones(3).to(grads.device)",
         "x = x.to(device, non_blocking=True)",
+        "import torch\n\nif torch.cuda.is_available():\n    device = 'cuda'\nelse:\n    device = 'cpu'\nmodel = Net().to(device)\n",
+        "def step(self, x):\n    return x.to(self.device)",
         "import torch\n\ncuda = True\ndevice = torch.device('cuda' if cuda else 'cpu')\nmodel = make().to(device)\n",
         "batch = {k: v.to(device) if v is not None else None for k, v in batch.items()}",
         "available = torch.cuda.is_available()",
@@ -242,6 +245,21 @@ class CudaCall(Rule):
             "import torch\n\n\ndef run(model, x):\n"
             '    dev = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")\n'
             "    return model(x.to(dev))\n",
+        ),
+        Invalid(  # an if/else statement choosing the device is the device, as the conditional expression
+            "import torch\n\nif torch.cuda.is_available():\n    device = 'cuda'\nelse:\n    device = 'cpu'\n\n"
+            "model = Net().cuda()\n",
+            "import torch\n\nif torch.cuda.is_available():\n    device = 'cuda'\nelse:\n    device = 'cpu'\n\n"
+            "model = Net().to(device)\n",
+        ),
+        Invalid(  # ... unless it chooses the CPU on purpose (also for self.device set so)
+            "import torch\n\n\nclass Runner:\n    def __init__(self, offload):\n        if offload:\n"
+            "            self.device = 'cpu'\n        else:\n            self.device = 'cuda'\n\n"
+            "    def step(self, x):\n        return x.cuda()\n",
+            "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+            "class Runner:\n    def __init__(self, offload):\n        if offload:\n"
+            "            self.device = 'cpu'\n        else:\n            self.device = 'cuda'\n\n"
+            "    def step(self, x):\n        return x.to(device)\n",
         ),
         Invalid(  # a flag asking for CUDA with the CPU as its fallback chooses the run's device
             "import torch\n\n\ndef run(model, x, args):\n"
