@@ -458,3 +458,60 @@ def test_a_module_importing_a_cuda_only_module_of_the_project_is_cuda_only(tmp_p
         found = lint_source(path.read_text(), Settings(select=("TDL002",)), project=index, filename=str(path))
         flagged[name] = len(found)
     assert flagged == {"tests/common.py": 0, "tests/uses_the_package.py": 1, "tests/lazily.py": 1, "tests/optional.py": 1}
+
+
+def test_a_project_function_returning_a_device_serves_a_module_running_method(tmp_path, monkeypatch):
+    """tianshou's ``torch_device(module)`` (tianshou/utils/torch_utils.py), imported and used by
+    common.py: a module's forward moves its input with it, not with a new module-level line. The
+    imported function is no device itself (never ``.to(torch_device)``), and ``__init__`` (the
+    parameters not moved yet) does not use it."""
+    write(
+        tmp_path,
+        {
+            "setup.py": "",
+            "pkg/__init__.py": "",
+            "pkg/torch_utils.py": """\
+                import torch
+
+
+                def torch_device(module: torch.nn.Module) -> torch.device:
+                    \"\"\"The device of the module's parameters.\"\"\"
+                    try:
+                        return next(module.parameters()).device
+                    except StopIteration:
+                        return torch.device("cpu")
+
+
+                def two(module, other):
+                    return other.device
+                """,
+            "pkg/net.py": """\
+                import torch
+                from torch import nn
+
+                from pkg.torch_utils import torch_device
+
+
+                class Wrapper(nn.Module):
+                    def __init__(self, net):
+                        super().__init__()
+                        self.net = nn.DataParallel(net)
+                        self.scale = torch.ones(1).cuda()
+
+                    def forward(self, obs):
+                        if not isinstance(obs, torch.Tensor):
+                            obs = torch.as_tensor(obs, dtype=torch.float32)
+                        obs = obs.cuda()
+                        return self.net(obs)
+                """,
+        },
+    )
+    view = view_of(tmp_path, "pkg/net.py")
+    assert view.returns_a_device("torch_device")
+    assert not view_of(tmp_path, "pkg/torch_utils.py").returns_a_device("two")  # two parameters
+    monkeypatch.setenv("TORCHDEVICE_CACHE_DIR", str(tmp_path / "cache"))
+    main(["--fix", "--no-cache", str(tmp_path / "pkg/net.py")])
+    fixed = (tmp_path / "pkg/net.py").read_text()
+    assert "        obs = obs.to(torch_device(self))\n" in fixed
+    assert "self.scale = torch.ones(1).to(device)\n" in fixed
+    assert ".to(torch_device)" not in fixed

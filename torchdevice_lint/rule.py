@@ -47,8 +47,10 @@ class RuleContext:
     def parent(self, depth: int = 1) -> Optional[cst.CSTNode]:
         return self.ancestors[-depth] if len(self.ancestors) >= depth else None
 
-    def device_for(self, partner: Optional[str] = None, operands: Sequence[cst.Name] = ()) -> DeviceChoice:
-        return self.analysis.binder.choose(self.statement(), self.enclosing_functions(), partner, operands)
+    def device_for(
+        self, partner: Optional[str] = None, operands: Sequence[cst.Name] = (), moving: Optional[str] = None
+    ) -> DeviceChoice:
+        return self.analysis.binder.choose(self.statement(), self.enclosing_functions(), partner, operands, moving)
 
     def operand_partners(self, node: cst.BaseExpression) -> list[cst.Name]:
         """The tensors ``node`` (being visited) meets in one operation requiring one device, in

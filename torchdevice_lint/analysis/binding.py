@@ -109,9 +109,11 @@ class DeviceBinder:
         functions: Sequence[cst.FunctionDef],
         partner: Optional[str] = None,
         operands: Sequence[cst.Name] = (),
+        moving: Optional[str] = None,
     ) -> DeviceChoice:
         """The device to use in ``statement``, nested in ``functions`` (innermost first);
-        ``partner`` and ``operands`` name tensors the site's value meets (`analysis.operands`)."""
+        ``partner`` and ``operands`` name tensors the site's value meets (`analysis.operands`);
+        ``moving`` names the tensor the site moves, whose own device is never the answer."""
         site = self.flow.statement_order.get(statement, 0) if statement is not None else 0
         scopes = [self.flow.scopes[f] for f in functions if f in self.flow.scopes]
         for depth, scope in enumerate(scopes):
@@ -123,10 +125,12 @@ class DeviceBinder:
         ):
             return DeviceChoice(f"{partner}.device")
         for operand in operands if scopes else ():
-            if bound_before(scopes[0], operand.value, site) and self._reads_device(scopes[0], operand.value):
+            if operand.value != moving and bound_before(scopes[0], operand.value, site) and self._reads_device(scopes[0], operand.value):
                 return DeviceChoice(f"{operand.value}.device")
         for scope in scopes:
-            known = [name for name in scope.device_tensor_params if self._reads_device(scope, name)]
+            known = [
+                name for name in scope.device_tensor_params if name != moving and self._reads_device(scope, name)
+            ]
             if known:
                 return DeviceChoice(f"{known[0]}.device")
         innermost = scopes[0] if scopes else None
@@ -142,6 +146,9 @@ class DeviceBinder:
                     return DeviceChoice("self.device")
                 if self._has_device_property(owner.node) or _moves_with_self_device(owner.node):
                     return DeviceChoice("self.device")
+                helper = self._device_helper(innermost)
+                if helper is not None:
+                    return DeviceChoice(helper)
             elif _moves_with_self_device(owner.node) and self._base_set_up_before(owner.node, innermost.node, site):
                 return DeviceChoice("self.device")
         module_scope = self.flow.scopes[self.flow.module]
@@ -158,6 +165,66 @@ class DeviceBinder:
         shadowed = any(_binds(scope, self.global_name) for scope in scopes)
         shadowed = shadowed or (self.imports.torch_alias is not None and self.imports.torch_at_module_level() is None)
         return DeviceChoice(self.global_name, inserts_binding=True, shadowed=shadowed)
+
+    def _device_helper(self, scope: Scope) -> Optional[str]:
+        """The class's or the project's own way to ask for the device, from a method of the
+        class (not ``__init__``): a method of the class taking only ``self`` whose every return
+        is ``<x>.device`` or ``torch.device(...)`` (``self.torch_device()``, or ``self.torch_device``
+        for a property); in a module's running method (``forward`` and what it calls), a function
+        of one parameter doing the same for the module, of this file or imported from the project
+        (tianshou's ``torch_device(self)``, which reads the module's parameters)."""
+        function, owner = scope.node, scope.owner_class
+        if not isinstance(function, cst.FunctionDef) or owner is None or _is_static_or_class_method(function):
+            return None
+        params = _parameter_names(function)
+        if not params or params[0] != "self":
+            return None
+        for method in owner.node.body.body:
+            if (
+                isinstance(method, cst.FunctionDef)
+                and method is not function
+                and _parameter_names(method) == ["self"]
+                and not _is_static_or_class_method(method)
+                and self._returns_a_device(method)
+            ):
+                is_property = any(
+                    isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in method.decorators
+                )
+                return f"self.{method.name.value}" if is_property else f"self.{method.name.value}()"
+        if not owner.is_module or function.name.value not in owner.running_methods:
+            return None
+        local = sorted(
+            name
+            for name, helper in self.flow.functions.items()
+            if len(_parameter_names(helper)) == 1 and self._returns_a_device(helper)
+        )
+        imported = sorted(
+            name
+            for name in self.imports.aliases
+            if self.flow.project is not None and self.flow.project.returns_a_device(name)
+        )
+        for name in (*local, *imported):
+            if not _binds(scope, name):
+                return f"{name}(self)"
+        return None
+
+    def _returns_a_device(self, function: cst.FunctionDef) -> bool:
+        """Every return of ``function`` (its own, not a nested function's) gives a device:
+        ``<x>.device`` or ``torch.device(...)``."""
+        returned = []
+        pending: list[cst.CSTNode] = [function.body]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if isinstance(node, cst.Return):
+                returned.append(node.value)
+            pending.extend(iter_child_nodes(node))
+        return bool(returned) and all(
+            (isinstance(value, cst.Attribute) and value.attr.value == "device")
+            or (isinstance(value, cst.Call) and self.imports.qualified_name(value.func) == "torch.device")
+            for value in returned
+        )
 
     def _base_set_up_before(self, owner: cst.ClassDef, init: cst.FunctionDef, site: int) -> bool:
         """In ``__init__``, ``self.device`` is there when a base class provides it: the class never
@@ -215,6 +282,8 @@ class DeviceBinder:
                     continue
                 for alias in small.names:
                     local = alias.evaluated_alias or alias.evaluated_name
+                    if self.flow.project is not None and self.flow.project.returns_a_device(local):
+                        continue  # a function that gives the device (``torch_device(module)``), no device
                     if looks_like_device_name(local) and local not in self.flow.called_names:
                         names.add(local)
         return "device" if "device" in names else min(names, default=None)
@@ -376,6 +445,13 @@ def _binds(scope: Scope, name: str) -> bool:
     """``name`` is local to the function of ``scope``: a parameter or assigned in its body."""
     function = scope.node
     return name in scope.bound_at or (isinstance(function, cst.FunctionDef) and name in _parameter_names(function))
+
+
+def _is_static_or_class_method(function: cst.FunctionDef) -> bool:
+    return any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
+        for d in function.decorators
+    )
 
 
 def _bound_device_name(scope: Scope, site: Optional[int]) -> Optional[str]:

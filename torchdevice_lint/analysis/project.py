@@ -61,6 +61,10 @@ _RETURNED_CALL = re.compile(r"([A-Za-z_][\w.]*)[ \t]*\(")
 _FROM_IMPORT = re.compile(
     r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*(?:\\\n[^\n]*)*)", re.MULTILINE
 )
+#: What follows ``def name`` when it takes one parameter, annotated or not, without a default.
+_ONE_PARAMETER = re.compile(r"[ \t]*(\w+)[ \t]*(?::[ \t]*[\w.]+[ \t]*)?,?[ \t]*\)")
+#: A returned device: ``next(m.parameters()).device``, ``x.device``, ``torch.device("cpu")``.
+_DEVICE_VALUE = re.compile(r"(?:.*[\w)\]]\.device|(?:torch\.)?device\(.*\))")
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n]*(?:\\\n[^\n]*)*)", re.MULTILINE)
 _COMMENT = re.compile(r"#[^\n]*")
 #: Libraries whose code only runs with CUDA: Triton kernels, TensorRT engines, PyCUDA, CuPy.
@@ -91,11 +95,14 @@ class FileFacts:
     #: The module imports Triton, TensorRT, PyCUDA or CuPy at module level, outside any block:
     #: its code is built on CUDA-only libraries (Triton kernels and their tuning, TensorRT engines).
     needs_cuda: bool = False
+    #: Top-level functions of one parameter that return a device on every path
+    #: (``return next(module.parameters()).device``, ``return torch.device("cpu")``).
+    device_functions: frozenset[str] = frozenset()
 
     def as_json(self) -> list:
         classes = {name: [list(bases), sorted(methods)] for name, (bases, methods) in sorted(self.classes.items())}
         returns = {k: list(v) for k, v in sorted(self.returns.items())}
-        return [classes, dict(sorted(self.imports.items())), returns, self.needs_cuda]
+        return [classes, dict(sorted(self.imports.items())), returns, self.needs_cuda, sorted(self.device_functions)]
 
 
 def scan(text: str) -> FileFacts:
@@ -130,8 +137,11 @@ def scan(text: str) -> FileFacts:
             }
             classes[name] = (bases, methods | makers)
     returns = {}
+    device_functions = set()
     for function in _FUNCTION.finditer(text):
         body = text[function.end() : _next_top(tops, function.end())]
+        if _ONE_PARAMETER.match(body) and _returns_a_device(_method_body(text, function.start(), _next_top(tops, function.end()))):
+            device_functions.add(function.group(1))
         called = []
         for line in _RETURN.finditer(body):
             call = _RETURNED_CALL.match(line.group(1))
@@ -142,7 +152,7 @@ def scan(text: str) -> FileFacts:
             if called:
                 returns[function.group(1)] = tuple(called)
     needs_cuda = bool(_CUDA_ONLY_IMPORT.search(text))
-    return FileFacts(classes, _imports(text), returns, needs_cuda)
+    return FileFacts(classes, _imports(text), returns, needs_cuda, frozenset(device_functions))
 
 
 def _method_body(text: str, start: int, end: int) -> list[str]:
@@ -175,6 +185,13 @@ def _method_body(text: str, start: int, end: int) -> list[str]:
 
 def _returned_values(body: list[str]) -> list[str]:
     return [_COMMENT.sub("", line[len("return"):]).strip() for line in body if re.match(r"return\b", line)]
+
+
+def _returns_a_device(body: list[str]) -> bool:
+    """Every return of a function (its stripped lines) gives a device: ``<x>.device`` or
+    ``torch.device(...)``."""
+    returned = _returned_values(body)
+    return bool(returned) and all(_DEVICE_VALUE.fullmatch(value) for value in returned)
 
 
 def _makes_own_class(text: str, start: int, end: int, owner: str) -> bool:
@@ -398,6 +415,12 @@ class ProjectView:
                 return True
         return False
 
+    def returns_a_device(self, callee: str) -> bool:
+        """``callee`` (a name of the file) is a function of the project, of one parameter, that
+        returns a device on every path: tianshou's ``torch_device(module)``."""
+        target = self._resolve(self.path, callee, 0)
+        return target is not None and target[0] == "function" and target[2] in self._facts(target[1]).device_functions
+
     def imports_project_module(self, imported: str) -> bool:
         """``imported`` (a dotted name the file imports) is in a module of the project."""
         return self._module_file(self.path, imported) is not None
@@ -433,7 +456,7 @@ class ProjectView:
         head, _, rest = dotted.partition(".")
         if not rest and head in facts.classes:
             return ("class", path, head)
-        if not rest and head in facts.returns:
+        if not rest and (head in facts.returns or head in facts.device_functions):
             return ("function", path, head)
         imported = facts.imports.get(head)
         if imported is None:

@@ -60,7 +60,10 @@ class CudaCall(Rule):
     same arithmetic, comparison or torch combining call, or of the next statement when the
     result is bound to a name: `x * t.cuda()` becomes `x * t.to(x.device)`), never
     of a call of other code, which may move its arguments itself; `self.device`
-    in a Lightning `LightningModule`, `LightningLite` or `Fabric`; never a variable that may
+    in a Lightning `LightningModule`, `LightningLite` or `Fabric`; the class's own method that
+    returns a device on every path (`<x>.device`, `torch.device(...)`: `self.get_device()`), or in
+    a module's `forward` (and what it calls) a function of one parameter of the file or the
+    project that does (tianshou's `torch_device(self)`); never a variable that may
     be the CPU on purpose (`torch.device("cpu") if gather_on_cpu else torch.device("cuda")`, or
     the same choice as an `if`/`else` statement binding it, or `self.device`, in both branches:
     only the `torch.cuda.is_available()` test, or a flag asking for CUDA with the CPU as its
@@ -98,6 +101,8 @@ class CudaCall(Rule):
         "def scale(x, w):\n    return x * w.to(x.device)",
         "import torch\n\nw = torch.ones(3).to(grads.device)",
         "x = x.to(device, non_blocking=True)",
+        "class Net(nn.Module):\n    def forward(self, x):\n        return self.body(x.to(self.get_device()))\n",
+        "def forward(self, obs):\n    return self.body(torch.as_tensor(obs).to(torch_device(self)))\n",
         "import torch\n\nif torch.cuda.is_available():\n    device = 'cuda'\nelse:\n    device = 'cpu'\nmodel = Net().to(device)\n",
         "def step(self, x):\n    return x.to(self.device)",
         "import torch\n\ncuda = True\ndevice = torch.device('cuda' if cuda else 'cpu')\nmodel = make().to(device)\n",
@@ -196,6 +201,22 @@ class CudaCall(Rule):
             "model = make()\nif use_cuda:\n    model.cuda()\n\n\n"
             "def sample(probs):\n    return model.decode(probs.to(device))\n",
             count=2,
+        ),
+        Invalid(  # the class's own way to ask for its device: a method whose every return is a device
+            "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def get_device(self):\n"
+            "        return next(self.parameters()).device\n\n    def forward(self, x):\n"
+            "        return self.body(x.cuda())\n",
+            "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def get_device(self):\n"
+            "        return next(self.parameters()).device\n\n    def forward(self, x):\n"
+            "        return self.body(x.to(self.get_device()))\n",
+        ),
+        Invalid(  # the file's function giving a module's device, in the module's forward
+            "import torch\nfrom torch import nn\n\n\ndef module_device(module):\n"
+            "    return next(module.parameters()).device\n\n\nclass Net(nn.Module):\n"
+            "    def forward(self, obs):\n        obs = torch.as_tensor(obs).cuda()\n        return self.body(obs)\n",
+            "import torch\nfrom torch import nn\n\n\ndef module_device(module):\n"
+            "    return next(module.parameters()).device\n\n\nclass Net(nn.Module):\n"
+            "    def forward(self, obs):\n        obs = torch.as_tensor(obs).to(module_device(self))\n        return self.body(obs)\n",
         ),
         Invalid(  # the project's own device, imported (diffusers' and transformers' tests)
             "import torch\n\nfrom ..testing_utils import torch_device\n\n\ndef test_step(model):\n"
@@ -312,7 +333,8 @@ class CudaCall(Rule):
             )
             self.report(node, fix=Fix(Safety.SAFE, ((node, replacement),)))
             return
-        device = self.context.device_for(operands=self.context.operand_partners(node))
+        moving = func.value.value if isinstance(func.value, cst.Name) else None
+        device = self.context.device_for(operands=self.context.operand_partners(node), moving=moving)
         replacement = node.with_changes(
             func=func.with_changes(attr=cst.Name("to")),
             args=without_trailing_comma([argument(expression(device.expression)), *kept]),
