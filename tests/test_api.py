@@ -35,7 +35,7 @@ def test_fix_source_returns_the_type_it_is_given_and_honours_unsafe():
 def test_settings_choose_rules_and_shape_fixes():
     assert lint_source(SOURCE, Settings(ignore=("TDL001",))) == []
     fixed = fix_source(SOURCE, settings=Settings(device_name="dev", device_style="accelerator"))
-    assert "dev = torch.accelerator.current_accelerator()" in fixed
+    assert "dev = (\n    torch.accelerator.current_accelerator()\n" in fixed
 
 
 def test_settings_from_a_pyproject(tmp_path):

@@ -164,10 +164,20 @@ def test_a_line_the_fix_makes_too_long_is_laid_out_as_the_formatter_does(source,
     assert fixed(result) == result
 
 
-def test_without_a_configured_line_length_lines_are_left_long():
-    source = CASES[0].values[0]
-    result = fix_source(textwrap.dedent(source))
-    assert "timesteps=torch.tensor((t,), dtype=torch.get_default_dtype()).to(noise.device), context=conditioning" in result
+def test_without_a_configured_line_length_lines_keep_within_88_or_their_own_length():
+    """No configuration states a limit: a fix keeps a line within the larger of 88 columns
+    (Black's and Ruff's default) and the longest line it replaced (the unsafe TDL002 string idiom
+    for ctranslate2 went to 117 columns); a statement over several lines is not laid out again."""
+    source, expected = CASES[0].values
+    assert fix_source(textwrap.dedent(source)) == textwrap.dedent(expected)
+    long = "import torch\nimport ctranslate2\n\n\ndef f(path):\n" + (
+        "    return ctranslate2.Generator(path, device='cuda', compute_type='float16', inter_threads=4, intra_threads=1)\n"
+    )
+    assert len(long.splitlines()[-1]) == 111
+    result = fix_source(long, unsafe=True)
+    assert "device='cuda' if torch.cuda.is_available() else 'cpu'" in result
+    assert max(len(line) for line in result.splitlines()) <= 111
+    assert result.count("\n") > long.count("\n")
 
 
 def test_a_line_already_too_long_is_not_rewrapped():

@@ -218,7 +218,8 @@ class CudaLiteral(Rule):
             'import ctranslate2\nimport torch\n\n\ndef prior(path):\n'
             '    return ctranslate2.Generator(path, device="cuda", compute_type="float16")\n',
             'import ctranslate2\nimport torch\n\n\ndef prior(path):\n'
-            '    return ctranslate2.Generator(path, device="cuda" if torch.cuda.is_available() else "cpu", compute_type="float16")\n',
+            '    return ctranslate2.Generator(\n        path,\n        device="cuda" if torch.cuda.is_available() else "cpu",\n'
+            '        compute_type="float16",\n    )\n',
         ),
         Invalid(  # transformers takes a torch.device: the device in scope
             'import torch\nfrom transformers import pipeline\n\n\ndef asr(device):\n'

@@ -116,8 +116,8 @@ class LegacyConstructor(Rule):
         ),
         Invalid(  # a long table of whole numbers: the dtype is shorter than ".0" on each
             "import torch\nT = torch.Tensor([[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11], [12, 13, 14, 15, 16, 17]])\n",
-            "import torch\nT = torch.tensor([[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11], [12, 13, 14, 15, 16, 17]], "
-            "dtype=torch.get_default_dtype())\n",
+            "import torch\nT = torch.tensor(\n    [[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11], [12, 13, 14, 15, 16, 17]],\n"
+            "    dtype=torch.get_default_dtype(),\n)\n",
         ),
         Invalid(  # data that are not number literals keep the default dtype explicitly
             "import torch\nmask = torch.Tensor([flag, True])\n",
@@ -186,7 +186,8 @@ class LegacyConstructor(Rule):
             "import torch\n\ndef mask_like(matrix: torch.Tensor, m):\n"
             "    return torch.cuda.IntTensor(matrix.shape).fill_(1).view(-1, m)\n",
             "import torch\n\ndef mask_like(matrix: torch.Tensor, m):\n"
-            "    return torch.empty(matrix.shape, dtype=torch.int32, device=matrix.device).fill_(1).view(-1, m)\n",
+            "    return (\n        torch.empty(matrix.shape, dtype=torch.int32, device=matrix.device)\n"
+            "        .fill_(1)\n        .view(-1, m)\n    )\n",
         ),
         Invalid(  # a name bound twice, or to data, may hold data: no fix
             "import torch\n\ndef f(rows):\n    n = len(rows)\n    n = rows\n    return torch.LongTensor(n)\n"

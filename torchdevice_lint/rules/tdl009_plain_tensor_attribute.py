@@ -131,7 +131,7 @@ class PlainTensorAttribute(Rule):
             "        return scores.masked_fill(self.mask[:n, :n].unsqueeze(0), float('-inf'))\n",
             "import torch\nfrom torch import nn\n\nclass CausalAttention(nn.Module):\n    def __init__(self, n):\n"
             "        super().__init__()\n"
-            "        self.register_buffer('mask', torch.triu(torch.ones(n, n), diagonal=1).bool(), persistent=False)\n\n"
+            "        self.register_buffer(\n            'mask', torch.triu(torch.ones(n, n), diagonal=1).bool(), persistent=False\n        )\n\n"
             "    def forward(self, scores):\n        n = scores.size(-1)\n"
             "        return scores.masked_fill(self.mask[:n, :n].unsqueeze(0), float('-inf'))\n",
         ),
@@ -143,7 +143,8 @@ class PlainTensorAttribute(Rule):
             "    def center(self, x):\n        return x - self.mean\n",
             "import torch\nfrom torch import nn\n\nclass Normalize(nn.Module):\n    def __init__(self):\n"
             "        super(Normalize, self).__init__()\n"
-            "        self.register_buffer(\"mean\", torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1), persistent=False)\n"
+            "        self.register_buffer(\n            \"mean\",\n            torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1),\n"
+            "            persistent=False,\n        )\n"
             "\n"
             "    def forward(self, x):\n        return self.center(x)\n\n"
             "    def center(self, x):\n        return x - self.mean\n",
