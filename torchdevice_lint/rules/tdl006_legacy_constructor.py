@@ -56,7 +56,8 @@ class LegacyConstructor(Rule):
     as sizes) it becomes `torch.empty(*sizes, dtype=...)`; no arguments give
     `torch.empty(0, dtype=...)`. A `torch.cuda.*Tensor` also gets `device=`: the device of a tensor
     argument of the function it is computed with (`torch.arange(0, n, out=torch.cuda.LongTensor(n))`
-    with `n = lengths.max().item()` in `def mask(lengths)` gets `device=lengths.device`), else
+    with `n = lengths.max().item()` in `def mask(lengths)` gets `device=lengths.device`) or of a
+    tensor it meets in the same operation (`x + torch.cuda.FloatTensor(n)`), else
     the device in scope (or a new module-level `device`); CPU types stay on the CPU. A
     placeholder without data given as `out=` to a factory that has no `dtype=` yet says only the
     result's dtype and device (`out=` resizes it): the factory gets those instead
@@ -67,7 +68,8 @@ class LegacyConstructor(Rule):
     (`torch.Tensor([10, 5]).to(device).long()` becomes `torch.tensor([10, 5]).to(device).long()`,
     also before `.to(torch.float32)`). Any
     other argument (a name, which may be data or a size, unless it is a parameter annotated
-    `int` or bound once to a size) is reported without a fix, as is an
+    `int` or defaulting to a whole number, or bound once to a size; `list(...)` and `tuple(...)`
+    are data) is reported without a fix, as is an
     alias. All of these are safe. `torch.set_default_tensor_type(T)` as a statement becomes
     `torch.set_default_dtype(...)`, safe for a CPU type; for a CUDA type a second line
     `torch.set_default_device(device)` follows, which is unsafe: the default device applies to
@@ -87,6 +89,8 @@ class LegacyConstructor(Rule):
     valid = (
         "import torch\nx = torch.tensor([1.0, 2.0], device=device)\n",
         "import torch\n\ndef noise(out_features: int):\n    return torch.empty(out_features, dtype=torch.float32)\n",
+        "import torch\n\ndef gather(data, max_size=4096):\n    return torch.empty(max_size, dtype=torch.uint8, device=device)\n",
+        "import torch\n\nchunk = torch.tensor(list(enc), dtype=torch.uint8)\n",
         "import torch\nx = torch.empty(2, 3, dtype=torch.float32)\n",
         "import torch\n\ndef f(x: torch.Tensor) -> torch.Tensor:\n    return x\n",
         "import torch\nok = isinstance(x, torch.Tensor) and x.type() == 'torch.cuda.FloatTensor'\n",
@@ -108,6 +112,21 @@ class LegacyConstructor(Rule):
         "import torch\ngrid = torch.linspace(0, 1, steps, dtype=torch.get_default_dtype())\n",
     )
     invalid = (
+        Invalid(  # a parameter defaulting to a whole number is a size; list(...) is data (OpenNMT's all_gather_list)
+            "import pickle\n\nimport torch\n\n\ndef gather(data, max_size=4096):\n"
+            "    buffer = torch.cuda.ByteTensor(max_size)\n    enc = pickle.dumps(data)\n"
+            "    buffer[:len(enc)] = torch.ByteTensor(list(enc))\n    return buffer\n",
+            "import pickle\n\nimport torch\n\ndevice = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n\n\n"
+            "def gather(data, max_size=4096):\n"
+            "    buffer = torch.empty(max_size, dtype=torch.uint8, device=device)\n    enc = pickle.dumps(data)\n"
+            "    buffer[:len(enc)] = torch.tensor(list(enc), dtype=torch.uint8)\n    return buffer\n",
+            count=2,
+        ),
+        Invalid(  # a CUDA type combined with a tensor gets that tensor's device
+            "import torch\n\n\ndef shifted(x: torch.Tensor, n: int):\n    return x + torch.cuda.FloatTensor(n).fill_(1)\n",
+            "import torch\n\n\ndef shifted(x: torch.Tensor, n: int):\n"
+            "    return x + torch.empty(n, dtype=torch.float32, device=x.device).fill_(1)\n",
+        ),
         Invalid(  # a parameter annotated int is a size (tianshou's NoisyLinear)
             "import torch\n\ndef noise(out_features: int, scale):\n    return torch.FloatTensor(out_features), torch.FloatTensor(scale)\n",
             "import torch\n\ndef noise(out_features: int, scale):\n"
@@ -253,6 +272,10 @@ class LegacyConstructor(Rule):
                 data_args = [node.args[0].with_changes(value=floats)]
             elif dtype is None:
                 dtype = "torch.get_default_dtype()"
+        elif len(arguments) == 1 and _makes_a_sequence(arguments[0]):
+            factory = "tensor"  # ``torch.ByteTensor(list(enc))``: data
+            if dtype is None:
+                dtype = "torch.get_default_dtype()"
         elif not arguments or len(arguments) >= 2 or self._is_size(arguments[0]):
             factory = "empty"
         else:
@@ -273,7 +296,7 @@ class LegacyConstructor(Rule):
         met = self._tensor_met(constructor)
         if met is not None:
             return Fix(Safety.SAFE, ((replaced, append_argument(call, argument(expression(f"{met}.device"), "device"))),))
-        device = self.context.device_for()
+        device = self.context.device_for(operands=self.context.operand_partners(constructor))
         call = append_argument(call, argument(expression(device.expression), "device"))
         return self.device_fix([(replaced, call)], device, Safety.SAFE)
 
@@ -370,12 +393,15 @@ class LegacyConstructor(Rule):
         return False
 
     def _int_parameter(self, name: str) -> bool:
-        """A parameter of the enclosing function annotated ``int``: a size, whatever the caller
-        passes (``def __init__(self, in_features: int, out_features: int)``)."""
+        """A parameter of the enclosing function annotated ``int``, or not annotated and given a
+        whole number as its default: a size, whatever the caller passes (``def __init__(self,
+        in_features: int)``, OpenNMT's ``def all_gather_list(data, max_size=4096)``)."""
         functions = self.context.enclosing_functions()
         for param in walk(functions[0].params) if functions else ():
             if isinstance(param, cst.Param) and param.name.value == name:
                 annotation = param.annotation.annotation if param.annotation is not None else None
+                if annotation is None:
+                    return isinstance(param.default, cst.Integer)
                 return isinstance(annotation, cst.Name) and annotation.value == "int"
         return False
 
@@ -450,6 +476,18 @@ _FACTORIES_WITH_OUT = frozenset(
 )
 
 #: Methods that set a tensor's dtype, and methods that only move or copy it (no dtype).
+def _makes_a_sequence(node: cst.BaseExpression) -> bool:
+    """``list(...)`` or ``tuple(...)`` of one argument: a sequence, data for a constructor."""
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value in ("list", "tuple")
+        and len(node.args) == 1
+        and node.args[0].keyword is None
+        and not node.args[0].star
+    )
+
+
 _CASTS = frozenset({"long", "int", "short", "byte", "char", "float", "double", "half", "bfloat16", "bool"})
 _MOVES = frozenset({"to", "cuda", "cpu", "contiguous", "clone", "detach"})
 
