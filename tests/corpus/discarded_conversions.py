@@ -345,3 +345,17 @@ def state_to(state: dict, device):
     for key, value in state.items():
         value.to(device)  # ok: TDL004  a mapping of unknown values (modules, optimizers)
     return state
+
+
+class DeepLIFT:
+    def explain(self, x, edge_index, **kwargs):
+        # DIG xgraph deeplift.py (d2838464): an item looked up with .get() is judged as one read with []
+        node_idx = kwargs.get("node_idx")
+        if not node_idx.dim():
+            node_idx = node_idx.reshape(-1)
+        node_idx.to(self.device)  # expect: TDL004
+        encoder = kwargs.get("encoder")
+        encoder.to(self.device)  # ok: TDL004  a key that names a module
+        head = self.heads.get("cls")
+        head.cuda()  # ok: TDL004  an item of the object's own mapping
+        return node_idx

@@ -385,6 +385,10 @@ class ReceiverJudge:
                 return self.judge(call.func.value, functions)
             if method in torch_api.TENSOR_ONLY_METHODS:
                 return Receiver.LIKELY_TENSOR  # ``emb.repeat_interleave(n, dim=0)``: only tensors have it
+            if method == "get" and 1 <= len(call.args) <= 2 and all(arg.keyword is None and not arg.star for arg in call.args):
+                # ``kwargs.get("node_idx")`` looks an item up, as ``kwargs["node_idx"]`` does: no builder
+                item = cst.Subscript(call.func.value, [cst.SubscriptElement(cst.Index(call.args[0].value))])
+                return self.judge(item, functions)
             if method in torch_api.TENSOR_RETURNING_METHODS:
                 # ``out.squeeze(0)``, ``helper(x).mean(0)``: what else has these and converts
                 # in place? Only containers that copy or reorder themselves as such.

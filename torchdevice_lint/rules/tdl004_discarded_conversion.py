@@ -57,7 +57,9 @@ class DiscardedConversion(Rule):
     (or `self.assertRaises(...)`) block is run for the error it raises and is not flagged.
     The items of a collection of modules are modules: what a helper named after modules
     gathers (`qlayers = get_layers(model); qlayers[name].to("cpu")`) or what
-    `named_modules()`/`named_children()` list. An attribute or item is what the last assignment
+    `named_modules()`/`named_children()` list. An item looked up with `.get()`
+    (`node_idx = kwargs.get("node_idx")`) is what the same item read with `[]` is, not what a
+    builder named `get_...` makes. An attribute or item is what the last assignment
     to it before the statement made it: `self.linear.weight = bnb.nn.Params4bit(...)` replaces
     the Linear's weight tensor by an object of another class, whose `cuda()` quantizes it in place.
     So is a name, when one plain assignment certainly reaches the statement (the last one before
