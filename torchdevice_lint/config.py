@@ -178,8 +178,8 @@ def project_line_length(folder: str) -> Optional[int]:
     ``line-length`` (88 for a ``[tool.black]`` table without one) and flake8's or pycodestyle's
     ``max-line-length`` (pyproject.toml, ruff.toml, .ruff.toml, setup.cfg, tox.ini, .flake8):
     a line within it passes every checker and no formatter rewraps it. None where no
-    configuration states one: there a fix keeps a line within the larger of 88 columns and the
-    longest line it replaced (`wrapping.UNCONFIGURED_LINE_LENGTH`)."""
+    configuration states one: there a fix keeps the lines it lengthens within 88 columns
+    (`wrapping.UNCONFIGURED_LINE_LENGTH`), unless they were longer already."""
     here = Path(folder)
     for directory in (here, *here.parents):
         lengths = _line_lengths_in(directory)

@@ -8,8 +8,7 @@ replaced fitted: a project that tolerates a long line there keeps it. A statemen
 lines is laid out again where the formatter's layout of it before the fix is the one it had
 and the fix changes that layout. A layout that still leaves a line too long, or that would
 change the syntax tree, is not written: the text stays as the fix wrote it. Where the project
-states no line length, a line a fix lengthened is kept within the larger of 88 columns and the
-longest line it replaced.
+states no line length, the limit is 88 columns (Black's and Ruff's default).
 """
 
 from __future__ import annotations
@@ -32,12 +31,13 @@ _SKIPPED_TOKENS = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tok
 def wrap_lengthened_lines(before: str, after: str, limit: Optional[int], indent_unit: str) -> str:
     """``after`` (``before`` with fixes applied) with each line the fixes pushed past ``limit``
     laid out over several lines; ``after`` itself where there is none. Without a configured
-    limit, a line a fix lengthened past both `UNCONFIGURED_LINE_LENGTH` and the longest line it
-    replaced is laid out within the larger of the two (ctranslate2's ``device="cuda"`` becoming
-    the guarded idiom went to 117 columns); statements are not laid out again there (no
-    formatter is known to own their layout)."""
+    limit, `UNCONFIGURED_LINE_LENGTH` is the limit (ctranslate2's ``device="cuda"`` becoming the
+    guarded idiom went to 117 columns), a line already longer stays as the fix writes it (the
+    file tolerates long lines there: laid out within its old length it would stay long, over
+    three lines), and statements are not laid out again (no formatter is known to own them)."""
     if limit is not None:
         after = _relaid_statements(before, after, limit, indent_unit)
+    limit = UNCONFIGURED_LINE_LENGTH if limit is None else limit
     lines = LINE.findall(after)
     lengthened = _lengthened_lines(LINE.findall(before), lines, limit)
     if not lengthened:
@@ -46,12 +46,12 @@ def wrap_lengthened_lines(before: str, after: str, limit: Optional[int], indent_
     if rows is None:
         return after
     laid_out = {}
-    for index, line_limit in lengthened:
+    for index in lengthened:
         line = _logical_line(rows, index + 1, lines)
         if line is None:
             continue
-        parts = lay_out(line, line_limit, indent_unit)
-        if len(parts) > 1 and all(width(part) <= line_limit for part in parts):
+        parts = lay_out(line, limit, indent_unit)
+        if len(parts) > 1 and all(width(part) <= limit for part in parts):
             ending = lines[index][len(lines[index].rstrip("\r\n")) :] or _newline_of(after)
             laid_out[index] = "".join(part + ending for part in parts)
     if not laid_out:
@@ -154,20 +154,15 @@ def _joined(tokens: Sequence[tokenize.TokenInfo], lines: Sequence[str]) -> Optio
     return Line(first[: tokens[0].start[1]], tuple(leaves), statement=True)
 
 
-def _lengthened_lines(before: Sequence[str], after: Sequence[str], limit: Optional[int]) -> list[tuple[int, int]]:
-    """(index, limit) of the lines of ``after`` a fix changed past ``limit`` where every line it
-    replaced fitted; without a limit, past the larger of `UNCONFIGURED_LINE_LENGTH` and the
-    longest line it replaced."""
-    found: list[tuple[int, int]] = []
+def _lengthened_lines(before: Sequence[str], after: Sequence[str], limit: int) -> list[int]:
+    """Indices of the lines of ``after`` a fix changed past ``limit`` where every line it
+    replaced fitted."""
+    found: list[int] = []
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     for tag, old_start, old_end, new_start, new_end in matcher.get_opcodes():
-        if tag == "equal":
+        if tag == "equal" or any(width(line.rstrip("\r\n")) > limit for line in before[old_start:old_end]):
             continue
-        replaced = max((width(line.rstrip("\r\n")) for line in before[old_start:old_end]), default=0)
-        line_limit = limit if limit is not None else max(UNCONFIGURED_LINE_LENGTH, replaced)
-        if replaced > line_limit:
-            continue
-        found.extend((index, line_limit) for index in range(new_start, new_end) if width(after[index].rstrip("\r\n")) > line_limit)
+        found.extend(index for index in range(new_start, new_end) if width(after[index].rstrip("\r\n")) > limit)
     return found
 
 

@@ -246,8 +246,7 @@ class CudaCall(Rule):
         Invalid(  # a conditional that tests no device is no CUDA guard (NeMo's CLIP data step)
             "import torch\n\ndef step(batch):\n    return {k: v.cuda(non_blocking=True) if v is not None else None for k, v in batch.items()}\n",
             'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
-            "def step(batch):\n    return {\n        k: v.to(device, non_blocking=True) if v is not None else None\n"
-            "        for k, v in batch.items()\n    }\n",
+            "def step(batch):\n    return {k: v.to(device, non_blocking=True) if v is not None else None for k, v in batch.items()}\n",
         ),
         Invalid(  # a device chosen as the CPU on purpose is not where .cuda() placed (dinov2 eval/utils.py)
             "import torch\n\n\ndef extract(model, loader, gather_on_cpu=False):\n"
