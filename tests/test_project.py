@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from torchdevice_lint import Settings, lint_source
+from torchdevice_lint import Linter, Settings, lint_source
 from torchdevice_lint.analysis.project import ProjectIndex, ProjectView, index_for_run, project_root, scan
 from torchdevice_lint.cli import main
 
@@ -515,3 +515,64 @@ def test_a_project_function_returning_a_device_serves_a_module_running_method(tm
     assert "        obs = obs.to(torch_device(self))\n" in fixed
     assert "self.scale = torch.ones(1).to(device)\n" in fixed
     assert ".to(torch_device)" not in fixed
+
+
+def test_a_module_importing_a_compiled_cuda_extension_of_the_project_is_cuda_only(tmp_path):
+    """Occupancy Networks' marching-cubes ops: setup.py builds ``im2mesh.dmc.ops._cuda_ext`` with
+    ``CUDAExtension`` from ``.cu`` sources; the autograd wrappers import it (relatively) and the
+    encoder imports a wrapper. Their CUDA code is CUDA-only by construction: left alone, and a
+    legacy CUDA constructor there keeps ``device="cuda"``. A C++-only extension says nothing."""
+    write(
+        tmp_path,
+        {
+            "setup.py": """\
+                from setuptools import setup
+                from torch.utils.cpp_extension import CppExtension, CUDAExtension
+
+                cuda_module = CUDAExtension(
+                    'im2mesh.dmc.ops._cuda_ext',
+                    sources=['im2mesh/dmc/ops/src/extension.cpp', 'im2mesh/dmc/ops/src/kernel.cu'],
+                )
+                cpp_module = CppExtension(name='im2mesh.utils._cpp_ext', sources=['im2mesh/utils/ext.cpp'])
+                setup(name='im2mesh', ext_modules=[cuda_module, cpp_module])
+                """,
+            "im2mesh/dmc/ops/grid_pooling.py": """\
+                import torch
+                from ._cuda_ext import grid_pooling_forward
+
+
+                def pool(feats, n):
+                    out = torch.zeros((n, 8), device='cuda')
+                    grid_pooling_forward(feats, out)
+                    return out
+                """,
+            "im2mesh/dmc/models/encoder.py": """\
+                import torch
+                from im2mesh.dmc.ops.grid_pooling import pool
+
+
+                def grid_shape(w, h, d):
+                    return torch.cuda.LongTensor([w, h, d])
+                """,
+            "im2mesh/utils/voxels.py": """\
+                import torch
+                from ._cpp_ext import voxelize
+
+
+                def grid(n):
+                    return torch.zeros(n, device='cuda')
+                """,
+        },
+    )
+    assert view_of(tmp_path, "im2mesh/dmc/ops/grid_pooling.py").needs_cuda
+    assert view_of(tmp_path, "im2mesh/dmc/models/encoder.py").needs_cuda  # one step
+    assert not view_of(tmp_path, "im2mesh/utils/voxels.py").needs_cuda
+    index = ProjectIndex.build(str(path) for path in sorted(tmp_path.rglob("*.py")))
+
+    def fixed(name):
+        path = tmp_path / name
+        return Linter().fix(path.read_text(), project=index, path=str(path)).source
+
+    assert fixed("im2mesh/dmc/ops/grid_pooling.py") == (tmp_path / "im2mesh/dmc/ops/grid_pooling.py").read_text()
+    assert 'return torch.tensor([w, h, d], dtype=torch.int64, device="cuda")' in fixed("im2mesh/dmc/models/encoder.py")
+    assert "torch.zeros(n, device=device)" in fixed("im2mesh/utils/voxels.py")

@@ -71,6 +71,9 @@ _COMMENT = re.compile(r"#[^\n]*")
 CUDA_ONLY_LIBRARIES = ("triton", "tensorrt", "torch_tensorrt", "pycuda", "cupy")
 #: A module-level import of one, outside any block (so the module cannot load without it).
 _CUDA_ONLY_IMPORT = re.compile(rf"^(?:import|from)[ \t]+(?:{'|'.join(CUDA_ONLY_LIBRARIES)})\b", re.MULTILINE)
+#: A compiled extension built from CUDA sources (a ``setup.py``'s ``CUDAExtension("pkg._ext", ...)``):
+#: a module importing it at module level runs its kernels, which exist only for CUDA tensors.
+_CUDA_EXTENSION = re.compile(r"\bCUDAExtension[ \t]*\([ \t\n]*(?:name[ \t]*=[ \t]*)?[rbu]?['\"]([\w.]+)['\"]")
 #: An optional import (MONAI's ``cp, has_cp = optional_import("cupy")``) does not count: the module
 #: has a path without the library (MONAI's type_conversion.py converts to CuPy only when asked).
 #: How a method's return value starts when it is a new object of the class, not ``self``.
@@ -98,11 +101,23 @@ class FileFacts:
     #: Top-level functions of one parameter that return a device on every path
     #: (``return next(module.parameters()).device``, ``return torch.device("cpu")``).
     device_functions: frozenset[str] = frozenset()
+    #: What the file imports at module level, outside any block (``a.b.C``, ``..a.C``).
+    top_level_imports: frozenset[str] = frozenset()
+    #: Compiled extensions the file (a ``setup.py``) builds from CUDA sources: ``pkg.ops._cuda_ext``.
+    cuda_extensions: frozenset[str] = frozenset()
 
     def as_json(self) -> list:
         classes = {name: [list(bases), sorted(methods)] for name, (bases, methods) in sorted(self.classes.items())}
         returns = {k: list(v) for k, v in sorted(self.returns.items())}
-        return [classes, dict(sorted(self.imports.items())), returns, self.needs_cuda, sorted(self.device_functions)]
+        return [
+            classes,
+            dict(sorted(self.imports.items())),
+            returns,
+            self.needs_cuda,
+            sorted(self.device_functions),
+            sorted(self.top_level_imports),
+            sorted(self.cuda_extensions),
+        ]
 
 
 def scan(text: str) -> FileFacts:
@@ -152,7 +167,15 @@ def scan(text: str) -> FileFacts:
             if called:
                 returns[function.group(1)] = tuple(called)
     needs_cuda = bool(_CUDA_ONLY_IMPORT.search(text))
-    return FileFacts(classes, _imports(text), returns, needs_cuda, frozenset(device_functions))
+    return FileFacts(
+        classes,
+        _imports(text),
+        returns,
+        needs_cuda,
+        frozenset(device_functions),
+        frozenset(_imports(text, top_level=True).values()),
+        frozenset(_CUDA_EXTENSION.findall(text)) if "CUDAExtension" in text else frozenset(),
+    )
 
 
 def _method_body(text: str, start: int, end: int) -> list[str]:
@@ -339,6 +362,11 @@ class ProjectIndex:
             digest.update(json.dumps([path, self.files[path].as_json()], separators=(",", ":")).encode())
         return digest.hexdigest()[:16]
 
+    @functools.cached_property
+    def cuda_extensions(self) -> frozenset[str]:
+        """The compiled CUDA extensions the project builds, as paths: ``pkg/ops/_cuda_ext``."""
+        return frozenset(name.replace(".", "/") for facts in self.files.values() for name in facts.cuda_extensions)
+
     def module_file(self, dotted: str, importer: str) -> Optional[str]:
         """The file an absolute module name names, nearest to ``importer`` when several may."""
         candidates = self._by_module.get(dotted)
@@ -407,11 +435,36 @@ class ProjectView:
         at module level, or imports there a module of the project that does (unsloth's MoE
         tests, benchmark and autotuner import the Triton kernels' tuning module). One step only:
         a package importing such a module somewhere below it is not CUDA-only for that."""
-        if self._own.needs_cuda:
+        if self._built_on_cuda(self.path):
             return True
-        for imported in set(_imports(self._text, top_level=True).values()):
+        for imported in self._own.top_level_imports:
             module = self._module_file(self.path, imported)
-            if module is not None and self._facts(module[0]).needs_cuda:
+            if module is not None and self._built_on_cuda(module[0]):
+                return True
+        return False
+
+    def _built_on_cuda(self, path: str) -> bool:
+        """The file imports a CUDA-only library, or a compiled CUDA extension of the project
+        (Occupancy Networks' ``from ._cuda_ext import grid_pooling_forward``), at module level."""
+        facts = self._facts(path)
+        return facts.needs_cuda or any(self._names_cuda_extension(path, imported) for imported in facts.top_level_imports)
+
+    def _names_cuda_extension(self, path: str, imported: str) -> bool:
+        extensions = self.index.cuda_extensions
+        if not extensions:
+            return False
+        level = len(imported) - len(imported.lstrip("."))
+        parts = imported[level:].split(".")
+        if level:
+            folder = os.path.dirname(path)
+            for _ in range(level - 1):
+                folder = os.path.dirname(folder)
+            prefix = folder.replace(os.sep, "/").split("/")
+        else:
+            prefix = []
+        for cut in range(len(parts), 0, -1):
+            module = "/".join([*prefix, *parts[:cut]])
+            if any(module == extension or module.endswith("/" + extension) for extension in extensions):
                 return True
         return False
 

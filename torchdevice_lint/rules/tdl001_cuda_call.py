@@ -23,8 +23,9 @@ class CudaCall(Rule):
     `torch.cuda.is_available()` or not (a guarded one without a fix). Tests that are skipped without CUDA
     (`@skipIf(not torch.cuda.is_available())`, `@requires_cuda`) are CUDA-only by design and
     left alone, and so is code that is CUDA-only by construction: Triton kernels and launchers,
-    `bitsandbytes` paths, a module built on Triton, TensorRT, PyCUDA or CuPy (imported at module
-    level outside any block, or through a module of the project that imports one there; an
+    `bitsandbytes` paths, a module built on Triton, TensorRT, PyCUDA, CuPy or a compiled extension
+    the project builds from CUDA sources (`CUDAExtension(...)` in its `setup.py`), imported at module
+    level outside any block, or through a module of the project that imports one there (an
     optional import such as `optional_import("cupy")` does not count), a function that waits for the GPU (`torch.cuda.synchronize()`,
     CUDA events or streams outside a device check) and a module that times GPU work with CUDA
     events.

@@ -58,7 +58,8 @@ class LegacyConstructor(Rule):
     argument of the function it is computed with (`torch.arange(0, n, out=torch.cuda.LongTensor(n))`
     with `n = lengths.max().item()` in `def mask(lengths)` gets `device=lengths.device`) or of a
     tensor it meets in the same operation (`x + torch.cuda.FloatTensor(n)`), else
-    the device in scope (or a new module-level `device`); CPU types stay on the CPU. A
+    the device in scope (or a new module-level `device`); in code that only runs with CUDA (see
+    TDL001) `device="cuda"`, as written; CPU types stay on the CPU. A
     placeholder without data given as `out=` to a factory that has no `dtype=` yet says only the
     result's dtype and device (`out=` resizes it): the factory gets those instead
     (`torch.arange(n, out=torch.LongTensor())` becomes `torch.arange(n, dtype=torch.int64)`). `torch.Tensor` keeps the
@@ -109,6 +110,7 @@ class LegacyConstructor(Rule):
         "import torch\nexpected = torch.tensor([[0, 1], [4, 5]]).to(torch.float32)\n",
         "import torch\n\ndef ids_like(lengths):\n    return torch.arange(lengths.numel(), device=lengths.device)\n",
         "import torch\nindex = torch.arange(0, n ** 3, 1, dtype=torch.int64)\n",
+        "import torch\nimport triton\n\nbuffer = torch.empty(0, dtype=torch.uint8, device='cuda')\n",
         "import torch\ngrid = torch.linspace(0, 1, steps, dtype=torch.get_default_dtype())\n",
     )
     invalid = (
@@ -212,6 +214,10 @@ class LegacyConstructor(Rule):
             "import torch\n\ndef f(rows):\n    n = len(rows)\n    n = rows\n    return torch.LongTensor(n)\n"
         ),
         Invalid("import torch\n\ndef f(array):\n    return torch.FloatTensor(array.shape)\n"),  # a NumPy shape is data
+        Invalid(  # code built on Triton only runs with CUDA: the buffer stays there
+            "import torch\nimport triton\n\nbuffer = torch.cuda.ByteTensor()\n",
+            'import torch\nimport triton\n\nbuffer = torch.empty(0, dtype=torch.uint8, device="cuda")\n',
+        ),
         Invalid(
             "import torch\nbuffer = torch.cuda.ByteTensor()\n",
             "import torch\n\n"
@@ -293,6 +299,9 @@ class LegacyConstructor(Rule):
         device of the argument it is computed with, or the device in scope."""
         if not qualified.startswith("torch.cuda."):
             return Fix(Safety.SAFE, ((replaced, call),))
+        if self.analysis.in_cuda_only_code(self.context.ancestors):  # stays on the GPU, as written
+            cuda = f"{self.analysis.binder.quote}cuda{self.analysis.binder.quote}"
+            return Fix(Safety.SAFE, ((replaced, append_argument(call, argument(expression(cuda), "device"))),))
         met = self._tensor_met(constructor)
         if met is not None:
             return Fix(Safety.SAFE, ((replaced, append_argument(call, argument(expression(f"{met}.device"), "device"))),))
