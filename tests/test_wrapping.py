@@ -284,3 +284,10 @@ def test_a_statement_laid_out_by_hand_keeps_its_layout():
     edits it in place."""
     source = MOVED_AFTER_A_SPLIT_CALL.replace('(\n        "IDEA', '(\n            "IDEA')
     assert fixed(source, 119) == source.replace(".cuda()", ".to(device)")
+
+
+def test_without_a_configured_line_length_a_commented_line_stays_on_one_line():
+    """Person_reID's ``ff = torch.FloatTensor(n, 2048, 6).zero_().cuda() # six parts``: laid out,
+    the comment would trail a lone closing bracket."""
+    source = "import torch\n\n\ndef f(n, device):\n    ff = torch.FloatTensor(n, 2048, 6).zero_().to(device)  # we have six parts here\n"
+    assert "dtype=torch.float32).zero_().to(device)  # we have six parts here\n" in fix_source(source)

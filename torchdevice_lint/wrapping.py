@@ -34,7 +34,9 @@ def wrap_lengthened_lines(before: str, after: str, limit: Optional[int], indent_
     limit, `UNCONFIGURED_LINE_LENGTH` is the limit (ctranslate2's ``device="cuda"`` becoming the
     guarded idiom went to 117 columns), a line already longer stays as the fix writes it (the
     file tolerates long lines there: laid out within its old length it would stay long, over
-    three lines), and statements are not laid out again (no formatter is known to own them)."""
+    three lines), nor is a line with a trailing comment, and statements are not laid out again
+    (no formatter is known to own them)."""
+    configured = limit is not None
     if limit is not None:
         after = _relaid_statements(before, after, limit, indent_unit)
     limit = UNCONFIGURED_LINE_LENGTH if limit is None else limit
@@ -48,8 +50,8 @@ def wrap_lengthened_lines(before: str, after: str, limit: Optional[int], indent_
     laid_out = {}
     for index in lengthened:
         line = _logical_line(rows, index + 1, lines)
-        if line is None:
-            continue
+        if line is None or (not configured and line.comment):
+            continue  # unconfigured: a trailing comment is the author's layout (``) # six parts``)
         parts = lay_out(line, limit, indent_unit)
         if len(parts) > 1 and all(width(part) <= limit for part in parts):
             ending = lines[index][len(lines[index].rstrip("\r\n")) :] or _newline_of(after)
