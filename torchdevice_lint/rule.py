@@ -53,11 +53,14 @@ class RuleContext:
         return self.analysis.binder.choose(self.statement(), self.enclosing_functions(), partner, operands, moving)
 
     def operand_partners(self, node: cst.BaseExpression) -> list[cst.Name]:
-        """The tensors ``node`` (being visited) meets in one operation requiring one device, in
-        its statement or, bound to a name, in the next one (`analysis.operands`)."""
+        """The tensors ``node`` (being visited, or one of its ancestors) meets in one operation
+        requiring one device, in its statement or, bound to a name, in the next one
+        (`analysis.operands`)."""
         imports, values = self.analysis.imports, self.analysis.flow.values
-        partners = operand_partners(node, self.ancestors, imports, values)
-        name = assigned_name(node, self.ancestors)
+        above = next((self.ancestors[:i] for i in range(len(self.ancestors) - 1, -1, -1) if self.ancestors[i] is node), None)
+        above = self.ancestors if above is None else above
+        partners = operand_partners(node, above, imports, values)
+        name = assigned_name(node, above)
         if partners or name is None:
             return partners
         statement = self.statement()

@@ -193,6 +193,14 @@ class FlowAnalysis:
             if not changed:
                 break
 
+    def _is_autograd_function(self, node: cst.ClassDef) -> bool:
+        """A subclass of ``torch.autograd.Function``."""
+        return any(
+            base.keyword is None
+            and self.imports.qualified_name(base.value) in ("torch.autograd.Function", "torch.autograd.function.Function")
+            for base in node.bases
+        )
+
     def _is_module_class(self, node: cst.ClassDef) -> Optional[bool]:
         verdict: Optional[bool] = False
         for base in node.bases:
@@ -251,7 +259,16 @@ class FlowAnalysis:
         positional = [*params.posonly_params, *params.params]
         owner = scope.owner_class
         is_method = owner is not None and positional and positional[0].name.value in ("self", "cls")
-        inputs_on_device = bool(
+        # An autograd Function's forward/backward (static, ``ctx`` first) runs on its inputs' device,
+        # as a module's forward does: Occupancy Networks' pooling kernels, ``forward(ctx, feats, pts)``.
+        autograd = bool(
+            owner is not None
+            and positional
+            and function.name.value in ("forward", "backward")
+            and _is_static(function)
+            and self._is_autograd_function(owner.node)
+        )
+        inputs_on_device = autograd or bool(
             is_method and owner is not None and owner.is_module and function.name.value in ENTRY_METHODS
         )
         seeds = self._seeds.get(function, {})
@@ -263,7 +280,7 @@ class FlowAnalysis:
             )
         for index, param in enumerate([*positional, *params.kwonly_params]):
             name = param.name.value
-            if index == 0 and is_method:
+            if index == 0 and (is_method or autograd):
                 continue
             value = self._annotation_value(param.annotation)
             first_input = inputs_on_device and index == 1 and param.default is None and param.star == ""

@@ -4,6 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
+from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.devices import looks_like_device_name, names_a_device, names_cuda
 from torchdevice_lint.analysis.guards import (
     in_code_named_for_cuda,
@@ -65,7 +66,10 @@ class CudaLiteral(Rule):
     like a device, gets the guarded idiom in place; any other use is
     replaced by the device already bound in scope; in a function, the device of a tensor
     parameter the call computes with (`torch.empty(e.shape, device="cuda")` in `def f(e)`
-    becomes `device=e.device`) comes first. Safe for a bare `"cuda"`. Unsafe when the
+    becomes `device=e.device`) comes first, then that of a tensor the factory's result meets in
+    one operation requiring one device (`x * torch.ones(3, device="cuda")`) and, in an autograd
+    `Function`'s `forward`/`backward` as in a module's `forward`, that of its first input. Safe
+    for a bare `"cuda"`. Unsafe when the
     literal names an index (`"cuda:0"`, `torch.device("cuda", 1)`), since the fix drops it.
     A device given to a library outside torch (`ctranslate2.Generator(path, device="cuda")`)
     keeps its form: the guarded idiom in place, unsafe, since such a library may take only
@@ -81,6 +85,9 @@ class CudaLiteral(Rule):
 
     valid = (
         'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")',
+        "def scaled(feats):\n    return feats * torch.ones(3, device=feats.device)\n",
+        "class Pool(torch.autograd.Function):\n    @staticmethod\n    def backward(ctx, g):\n"
+        "        return torch.zeros(g.size(), device=g.device)\n",
         # a script that asserts CUDA first runs only with it (sam2's benchmark.py)
         'import torch\n\nassert torch.cuda.is_available()\ndevice = torch.device("cuda")\n',
         'if x.device.type == "cuda":\n    pass',
@@ -136,6 +143,18 @@ class CudaLiteral(Rule):
         '    sd.enable_model_cpu_offload(gpu_id=5, device="cuda")\n    assert sd._offload_gpu_id == 5',
     )
     invalid = (
+        Invalid(  # an autograd Function runs on its inputs' device, as a module's forward (Occupancy Networks)
+            "import torch\n\n\nclass Pool(torch.autograd.Function):\n    @staticmethod\n"
+            "    def forward(ctx, feats, pts):\n        return torch.zeros((pts.size(0), feats.size(1)), device='cuda')\n",
+            "import torch\n\n\nclass Pool(torch.autograd.Function):\n    @staticmethod\n"
+            "    def forward(ctx, feats, pts):\n        return torch.zeros((pts.size(0), feats.size(1)), device=feats.device)\n",
+        ),
+        Invalid(  # the tensor the new one meets in the same operation
+            "import torch\n\n\ndef scaled(points: torch.Tensor, feats: torch.Tensor):\n"
+            "    return feats * torch.ones(3, device='cuda')\n",
+            "import torch\n\n\ndef scaled(points: torch.Tensor, feats: torch.Tensor):\n"
+            "    return feats * torch.ones(3, device=feats.device)\n",
+        ),
         Invalid(
             'import torch\ndevice = torch.device("cuda")\n',
             'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n',
@@ -489,7 +508,16 @@ class CudaLiteral(Rule):
         tensor = self._tensor_computed_with(parent)
         if tensor is not None:
             return Fix(safety, ((node, expression(f"{tensor}.device")),))
-        device = self.context.device_for()
+        call = self.context.parent(2)
+        made = (
+            isinstance(parent, cst.Arg)
+            and parent.keyword is not None
+            and parent.keyword.value == "device"
+            and isinstance(call, cst.Call)
+            and self.analysis.qualified_name(call.func) in torch_api.FACTORIES
+        )
+        operands = self.context.operand_partners(call) if made and isinstance(call, cst.Call) else []
+        device = self.context.device_for(operands=operands)
         return self.device_fix([(node, expression(device.expression))], device, safety)
 
     def _given_to_another_library(self, parent: Optional[cst.CSTNode]) -> bool:
