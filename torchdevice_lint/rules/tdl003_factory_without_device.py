@@ -3,7 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.semantics import device_argument_place
 from torchdevice_lint.analysis.tree import walk
+from torchdevice_lint.analysis.values import Place
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import factory_on_device
@@ -29,7 +31,8 @@ class FactoryWithoutDevice(Rule):
     or a batch created next to a model that was moved.
 
     Not flagged, because PyTorch accepts them or they follow their source: `*_like(x)`,
-    `x.new_*()`, factories moved before use (`torch.ones(3).to(device)`), 0-dim scalars
+    `x.new_*()`, factories moved before use (`torch.ones(3).to(device)`) or placed on the CPU
+    on purpose (`torch.zeros(n).cpu()` in the branch without CUDA), 0-dim scalars
     (`torch.tensor(2.0)`), CPU index tensors used to index a device tensor, and code that
     never places anything on a device.
 
@@ -69,6 +72,10 @@ class FactoryWithoutDevice(Rule):
     needles = ("torch",)
 
     valid = (
+        "import torch\nfrom torch import nn\n\nclass Vocoder(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.rnn = nn.GRU(8, 8)\n\n    def forward(self, x):\n"
+        "        if torch.cuda.is_available():\n            h = torch.zeros(1, x.size(0), 8).cuda()\n"
+        "        else:\n            h = torch.zeros(1, x.size(0), 8).cpu()\n        return self.rnn(x, h)\n",
         "import torch\nx = torch.zeros(3)\ny = x + torch.ones(3)\n",
         "import torch\nfrom torch import nn\n\nclass Tok(nn.Module):\n    def __init__(self):\n"
         "        super().__init__()\n        self.conv = nn.Conv2d(3, 8, 3)\n\n"
@@ -218,7 +225,7 @@ class FactoryWithoutDevice(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self._uninitialised_placeholder(node):
+        if self._uninitialised_placeholder(node) or self._placed_on_the_host(node):
             return
         meeting = self.analysis.meeting_for_origin(node)
         if meeting is None:
@@ -234,6 +241,17 @@ class FactoryWithoutDevice(Rule):
         risky = factory in torch_api.RANDOM_FACTORIES or (device.inserts_binding and in_module)
         message = self.message.format(factory=factory)
         self.report(node, message, self.device_fix([(node, replacement)], device, Safety.UNSAFE if risky else Safety.SAFE))
+
+    def _placed_on_the_host(self, node: cst.Call) -> bool:
+        """``torch.zeros(n).cpu()``, ``.to("cpu")``: the code states the CPU for this tensor
+        (the branch of an availability test without CUDA); ``device=`` would be moved back."""
+        attribute, call = self.context.parent(), self.context.parent(2)
+        if not (isinstance(attribute, cst.Attribute) and isinstance(call, cst.Call) and call.func is attribute):
+            return False
+        if attribute.attr.value == "cpu":
+            return True
+        target = call.args[0].value if attribute.attr.value == "to" and call.args else None
+        return target is not None and device_argument_place(target, self.analysis.flow.values) is Place.CPU
 
     def _uninitialised_placeholder(self, node: cst.Call) -> bool:
         """``torch.empty(1)`` (or ``(0)``) handed to a call that is not torch's (an extension
