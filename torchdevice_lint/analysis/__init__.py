@@ -223,6 +223,18 @@ class FileAnalysis:
                     called = True
         return called
 
+    def tensor_argument_behind(self, function: cst.FunctionDef, expression: cst.CSTNode) -> Optional[str]:
+        """A tensor parameter of ``function`` that ``expression`` computes with, directly or
+        through a name computed only from it (`argument_derived_names`): Tacotron 2's
+        ``max_len = torch.max(lengths).item()`` then ``torch.arange(0, max_len, ...)`` in
+        ``def get_mask_from_lengths(lengths)`` belongs with ``lengths``."""
+        derived = self.argument_derived_names(function)
+        for name in (n.value for n in walk(expression) if isinstance(n, cst.Name)):
+            source = derived.get(name)
+            if source is not None and self.binder.tensor_parameter_in(function, cst.Name(source)):
+                return source
+        return None
+
     def argument_derived_names(self, function: cst.FunctionDef) -> dict[str, str]:
         """The tensor parameters of ``function`` and the local names computed only from them,
         each with the parameter it is computed from (a parameter maps to itself).

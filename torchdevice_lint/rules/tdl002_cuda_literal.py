@@ -66,7 +66,8 @@ class CudaLiteral(Rule):
     like a device, gets the guarded idiom in place; any other use is
     replaced by the device already bound in scope; in a function, the device of a tensor
     parameter the call computes with (`torch.empty(e.shape, device="cuda")` in `def f(e)`
-    becomes `device=e.device`) comes first, then that of a tensor the factory's result meets in
+    becomes `device=e.device`, also through a name computed only from it, `n = e.size(0)`)
+    comes first, then that of a tensor the factory's result meets in
     one operation requiring one device (`x * torch.ones(3, device="cuda")`) and, in an autograd
     `Function`'s `forward`/`backward` as in a module's `forward`, that of its first input. Safe
     for a bare `"cuda"`. Unsafe when the
@@ -86,6 +87,7 @@ class CudaLiteral(Rule):
     valid = (
         'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")',
         "def scaled(feats):\n    return feats * torch.ones(3, device=feats.device)\n",
+        "def pool(pts):\n    n = pts.size(0)\n    return torch.zeros((n, 3), device=pts.device)\n",
         "class Pool(torch.autograd.Function):\n    @staticmethod\n    def backward(ctx, g):\n"
         "        return torch.zeros(g.size(), device=g.device)\n",
         # a script that asserts CUDA first runs only with it (sam2's benchmark.py)
@@ -148,6 +150,12 @@ class CudaLiteral(Rule):
             "    def forward(ctx, feats, pts):\n        return torch.zeros((pts.size(0), feats.size(1)), device='cuda')\n",
             "import torch\n\n\nclass Pool(torch.autograd.Function):\n    @staticmethod\n"
             "    def forward(ctx, feats, pts):\n        return torch.zeros((pts.size(0), feats.size(1)), device=feats.device)\n",
+        ),
+        Invalid(  # sized from a tensor argument a statement earlier (Occupancy Networks' kernels)
+            "import torch\n\n\ndef pool(feats, pts):\n    n = pts.size(0)\n"
+            "    return torch.zeros((n, feats.size(1)), device='cuda')\n",
+            "import torch\n\n\ndef pool(feats, pts):\n    n = pts.size(0)\n"
+            "    return torch.zeros((n, feats.size(1)), device=feats.device)\n",
         ),
         Invalid(  # the tensor the new one meets in the same operation
             "import torch\n\n\ndef scaled(points: torch.Tensor, feats: torch.Tensor):\n"
@@ -537,12 +545,14 @@ class CudaLiteral(Rule):
         return not self.analysis.project.imports_project_module(qualified)
 
     def _tensor_computed_with(self, parent: Optional[cst.CSTNode]) -> Optional[str]:
-        """In ``def kernel(e, g)``, ``torch.empty(e.shape, device="cuda")`` belongs with ``e``."""
+        """In ``def kernel(e, g)``, ``torch.empty(e.shape, device="cuda")`` belongs with ``e``,
+        and so does ``torch.zeros((n, 3), device="cuda")`` after ``n = e.size(0)``."""
         call = self.context.parent(2)
         functions = self.context.enclosing_functions()
         if not (isinstance(parent, cst.Arg) and parent.keyword is not None and isinstance(call, cst.Call) and functions):
             return None
-        return self.analysis.binder.tensor_parameter_in(functions[0], call)
+        direct = self.analysis.binder.tensor_parameter_in(functions[0], call)
+        return direct if direct is not None else self.analysis.tensor_argument_behind(functions[0], call)
 
     def _unpacked_into_a_name(self, parent: Optional[cst.CSTNode]) -> bool:
         """``rank, dev = 0, torch.device("cuda")``: the literal is bound to a name of its own, as

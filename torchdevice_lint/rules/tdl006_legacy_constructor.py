@@ -344,12 +344,7 @@ class LegacyConstructor(Rule):
         if isinstance(holder, cst.Arg) and holder.keyword is not None and holder.keyword.value == "out":
             if isinstance(outer, cst.Call):
                 target = outer
-        derived = self.analysis.argument_derived_names(functions[0])
-        for name in (n.value for n in walk(target) if isinstance(n, cst.Name)):
-            source = derived.get(name)
-            if source is not None and self.analysis.binder.tensor_parameter_in(functions[0], cst.Name(source)):
-                return source
-        return None
+        return self.analysis.tensor_argument_behind(functions[0], target)
 
     def _cast_right_away(self, node: cst.Call, data: cst.BaseExpression) -> bool:
         """The new tensor's dtype is replaced at once (``torch.Tensor([10, 5]).to(device).long()``,
