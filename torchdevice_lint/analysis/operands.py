@@ -86,17 +86,22 @@ def next_statement_partners(
     values: Mapping[cst.CSTNode, Value],
 ) -> list[cst.Name]:
     """``w = torch.tensor([...]).cuda()`` followed by ``(w * (grads - gt)).mean()``: the
-    tensors ``name`` meets in the statement that comes right after ``statement`` in ``block``."""
+    tensors ``name`` meets in the first statement after ``statement`` in ``block`` that reads
+    it (fastMRI's ``is_rotated = ....cuda()``, a transpose, then ``torch.where(is_rotated, a, p)``)."""
     body = getattr(block, "body", None)
     if block is None or not isinstance(body, (list, tuple)):
         return []
     position = next((index for index, line in enumerate(body) if line is statement), len(body))
-    if position + 1 >= len(body):
-        return []
-    partners: list[cst.Name] = []
-    for use, path in _uses(body[position + 1], name, [block]):
-        partners += [partner for partner in operand_partners(use, path, imports, values) if partner.value != name]
-    return partners
+    for later in body[position + 1 :]:
+        uses = list(_uses(later, name, [block]))
+        if uses:  # the first statement that reads it (or binds it again: no partner then)
+            return [
+                partner
+                for use, path in uses
+                for partner in operand_partners(use, path, imports, values)
+                if partner.value != name
+            ]
+    return []
 
 
 def _uses(

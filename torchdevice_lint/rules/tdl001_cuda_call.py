@@ -58,8 +58,8 @@ class CudaCall(Rule):
     flag bound once to `True`/`False` guards its other moves: `cuda = True` ... `if cuda:
     model.cuda()` gives `device = torch.device("cuda" if cuda else "cpu")` under it), keeping `non_blocking` and `memory_format`; the device of
     a tensor the moved one meets in an operation that requires one device (an operand of the
-    same arithmetic, comparison or torch combining call, or of the next statement when the
-    result is bound to a name: `x * t.cuda()` becomes `x * t.to(x.device)`), never
+    same arithmetic, comparison or torch combining call, or of the first later statement that
+    reads the name the result is bound to: `x * t.cuda()` becomes `x * t.to(x.device)`), never
     of a call of other code, which may move its arguments itself; `self.device`
     in a Lightning `LightningModule`, `LightningLite` or `Fabric`; the class's own method that
     returns a device on every path (`<x>.device`, `torch.device(...)`: `self.get_device()`), or in
@@ -100,6 +100,7 @@ class CudaCall(Rule):
         "import torch\n\n\ndef data_term(y: torch.Tensor, rec: torch.Tensor):\n"
         "    return torch.where(rec != 0, y - rec, torch.tensor([0.0]).to(rec.device))\n",
         "def scale(x, w):\n    return x * w.to(x.device)",
+        "def reorient(batch, p):\n    r = batch['rotated'].to(p.device)\n    return torch.where(r, p.t(), p)\n",
         "import torch\n\nw = torch.ones(3).to(grads.device)",
         "x = x.to(device, non_blocking=True)",
         "class Net(nn.Module):\n    def forward(self, x):\n        return self.body(x.to(self.get_device()))\n",
@@ -189,6 +190,14 @@ class CudaCall(Rule):
             "import torch\n\n\ndef weighted(g: torch.Tensor, gt: torch.Tensor):\n"
             "    grads = torch.cat((g, g), dim=-1)\n    weights = torch.tensor([10.0, 1.0]).to(grads.device)\n"
             "    return (weights * (grads[0:2] - gt)).mean()\n",
+        ),
+        Invalid(  # ... or in the first later statement that reads it (fastMRI's orientation adversary)
+            "import torch\n\n\ndef reorient(batch, prediction: torch.Tensor):\n"
+            "    is_rotated = batch['rotated'].cuda()\n    rotated = prediction.transpose(-2, -1)\n"
+            "    return torch.where(is_rotated, rotated, prediction)\n",
+            "import torch\n\n\ndef reorient(batch, prediction: torch.Tensor):\n"
+            "    is_rotated = batch['rotated'].to(prediction.device)\n    rotated = prediction.transpose(-2, -1)\n"
+            "    return torch.where(is_rotated, rotated, prediction)\n",
         ),
         Invalid(  # code of the project may move its arguments itself: its other arguments say nothing
             "import torch\n\n\ndef report(w: torch.Tensor, dq: torch.Tensor):\n    print(sqnr(w, dq.cuda()))\n",
