@@ -48,3 +48,21 @@ class Constant(nn.Module):
 class Count(nn.Module):
     def forward(self, x):
         return x.sum(), torch.tensor(0.0)  # ok: TDL003  a 0-dim tensor may go anywhere
+
+
+class ShuffledGradKernel(nn.Module):
+    # gpytorch rbf_kernel_grad.py (a0ad6c03bd): the filled matrix is reordered by a CPU
+    # permutation before it is returned; rows picked with a ``:`` kept are still the CPU tensor.
+    def forward(self, x1, x2):
+        n1, d = x1.size()
+        k = torch.zeros(n1 * (d + 1), n1 * (d + 1))  # expect: TDL003
+        k[:n1, :n1] = x1 @ x2.t()
+        pi = torch.arange(n1 * (d + 1)).view(d + 1, n1).t().reshape(-1)
+        k = k[..., pi, :][..., :, pi]
+        return k
+
+
+class PickedEntries(nn.Module):
+    def forward(self, x, i: int):
+        table = torch.arange(10)
+        return x * table[i]  # ok: TDL003  one element: a 0-dim tensor may meet any device

@@ -721,6 +721,10 @@ class FlowAnalysis:
             if receiver.kind is Kind.TENSOR:
                 if only_slices(node):
                     return receiver
+                if receiver.is_cpu_factory_tensor and any(isinstance(e.slice, cst.Slice) for e in node.slice):
+                    # ``k[..., pi, :]``: a ``:`` keeps a dimension, so the rows picked stay a CPU
+                    # tensor of rank 1 or more (gpytorch's gradient kernel, a0ad6c03bd).
+                    return Value(Kind.TENSOR, receiver.place, receiver.origins)
                 return Value(Kind.TENSOR, receiver.place, scalar_origins=receiver.origins if receiver.is_cpu_factory_tensor else frozenset())
             return Value(place=Place.DEVICE) if receiver.place is Place.DEVICE else UNKNOWN
         if isinstance(node, cst.IfExp):
@@ -908,6 +912,11 @@ class FlowAnalysis:
         if any(arg.star == "**" for arg in node.args):
             return Value(Kind.TENSOR)
         if device is not None:
+            read_from = self.values.get(device.value) if isinstance(device, cst.Attribute) and device.attr.value == "device" else None
+            if read_from is not None and read_from.is_cpu_factory_tensor and not is_zero_dim_factory(node, qualified):
+                # ``device=k.device`` of a CPU factory tensor: as device-less as ``k`` (gpytorch's
+                # polynomial kernel, 710d1b16a6); a fix of ``k``'s factory fixes this one too.
+                return Value(Kind.TENSOR, Place.CPU, read_from.origins)
             return Value(Kind.TENSOR, device_argument_place(device, self.values))
         if keyword_argument(node, "out") is not None:  # written into ``out``, on its device
             return Value(Kind.TENSOR)
