@@ -171,7 +171,7 @@ class FileAnalysis:
             # argument it is computed from (`same = labels == ...` comes after `eye = torch.eye(n)`).
             source = partner if self.bound_before(partner, statement, here) else from_arguments[partner]
             return CallerMeeting(partner, source)
-        return next(
+        kept = next(
             (
                 CallerMeeting(m.partner, None, m.body)
                 for m in meetings
@@ -179,6 +179,30 @@ class FileAnalysis:
             ),
             None,
         )
+        return kept if kept is not None else self._returned_to_caller(factory, meetings, here)
+
+    def _returned_to_caller(self, factory: cst.Call, meetings: Sequence[Meeting], here: cst.FunctionDef) -> Optional[CallerMeeting]:
+        """The helper returns the factory's tensor to a function of the file that meets its own
+        arguments with it, and hands the helper one of them (speechbrain's ``length_range(feats,
+        len_dim)``, 736d2a4125: ``torch.arange(max_len)`` returned, compared with the caller's
+        ``start``): the helper's parameter given that tensor is on the caller's device, and a
+        fix reads its device."""
+        returned = self.flow.returns.get(here)
+        if returned is None or factory not in returned.origins:
+            return None
+        own = self.argument_derived_names(here)
+        rebound = self.rebound_parameters(here)
+        for meeting in meetings:
+            body = meeting.body
+            if body is None or body is here or body not in self.flow.scopes or meeting.partner is None:
+                continue
+            derived = self.argument_derived_names(body)
+            if meeting.partner not in derived or is_data_loading(body):
+                continue
+            for parameter in _parameters_given(body, here, derived):
+                if own.get(parameter) == parameter and parameter not in rebound:
+                    return CallerMeeting(meeting.partner, parameter)
+        return None
 
     def _meets_kept_state(self, meeting: Meeting, here: cst.FunctionDef) -> bool:
         """The factory's tensor, kept on ``self``, meets an argument of another method of the
@@ -394,3 +418,31 @@ def _read_names(expression: cst.CSTNode) -> set[str]:
         elif isinstance(node, cst.Arg) and node.keyword is not None:
             skipped.add(id(node.keyword))
     return {node.value for node in walk(expression) if isinstance(node, cst.Name) and id(node) not in skipped}
+
+
+def _parameters_given(caller: cst.FunctionDef, helper: cst.FunctionDef, derived: dict[str, str]) -> list[str]:
+    """The parameters of ``helper`` that ``caller`` passes one of its own parameters or of its
+    argument-derived tensors (a name of ``derived``) in a direct call: ``helper(x)``, or ``self.helper(x)`` for a method."""
+    name = helper.name.value
+    params = [param.name.value for param in helper.params.params]
+    caller_params = {param.name.value for param in caller.params.params} - {"self", "cls"}
+    given = []
+    for node in walk(caller.body):
+        if not isinstance(node, cst.Call):
+            continue
+        func = node.func
+        if isinstance(func, cst.Name) and func.value == name:
+            offset = 0
+        elif isinstance(func, cst.Attribute) and func.attr.value == name and isinstance(func.value, cst.Name) and func.value.value == "self":
+            offset = 1
+        else:
+            continue
+        for index, arg in enumerate(node.args):
+            if arg.star or not (isinstance(arg.value, cst.Name) and (arg.value.value in derived or arg.value.value in caller_params)):
+                continue
+            if arg.keyword is not None:
+                given.append(arg.keyword.value)
+            elif index + offset < len(params):
+                given.append(params[index + offset])
+    return given
+

@@ -1039,6 +1039,8 @@ class FlowAnalysis:
             self._awaiting.add(scope.node)
         returned = self.returns.get(function, UNKNOWN)
         if not returned.origins:
+            if returned.kind is Kind.UNKNOWN:
+                return self._indexed_argument(function, argument_values) or returned
             return returned
         passed = {origin for _, value in argument_values for origin in value.origins}
         made_here = self._calls_in_body(function)
@@ -1050,6 +1052,31 @@ class FlowAnalysis:
         places = {value.place for _, value in argument_values if value.kind is Kind.TENSOR}
         place = places.pop() if len(places) == 1 else Place.UNKNOWN
         return replace(returned, place=place, origins=frozenset(), elements=None)
+
+    def _indexed_argument(self, function: cst.FunctionDef, argument_values) -> Optional[Value]:
+        """A helper whose every return indexes one of its parameters (speechbrain's
+        ``unsqueeze_1d``: ``return value[unsqueeze_dim]``) gives back part of what was passed
+        there: a CPU factory tensor of unknown rank (it may be 0-dim until a rank is given)."""
+        params = [param.name.value for param in function.params.params]
+        if not params or params[0] in ("self", "cls"):
+            return None
+        indexed = set()
+        for node in walk(function.body):
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return None
+            if isinstance(node, cst.Return):
+                value = node.value
+                if not (isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value in params):
+                    return None
+                indexed.add(value.value.value)
+        if len(indexed) != 1:
+            return None
+        position = params.index(indexed.pop())
+        positional = [value for arg, value in argument_values if arg.keyword is None and not arg.star]
+        given = positional[position] if position < len(positional) else None
+        if given is None or not given.is_cpu_factory_tensor:
+            return None
+        return Value(Kind.TENSOR, Place.CPU, scalar_origins=given.origins)
 
     def _calls_in_body(self, function: cst.FunctionDef) -> frozenset[cst.CSTNode]:
         calls = self._calls_in.get(function)
