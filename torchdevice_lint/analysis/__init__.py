@@ -213,12 +213,38 @@ class FileAnalysis:
         owner = self.flow.scopes[here].owner_class
         if owner is None or self.flow.scopes[body].owner_class is not owner or is_data_loading(body):
             return False
+        if self._given_cpu_factories(owner.node, body, meeting.partner):
+            return False
         return (
             meeting.partner in self.argument_derived_names(body)
             and not _sets_attributes_by_name(body)
             and not self._moved_before_every_call(owner.node, body, meeting.origin)
             and not _given_only_own_state(owner.node, body, meeting.partner)
         )
+
+    def _given_cpu_factories(self, owner: cst.ClassDef, body: cst.FunctionDef, parameter: Optional[str]) -> bool:
+        """Every call of ``body`` in its class (``self.compute_rope_freqs(rope_freq, t)``) passes
+        a CPU factory tensor for ``parameter``: the tensor met there is on the CPU too (NeMo's
+        llama4 RoPE tables, built in ``__init__`` and moved with ``.cuda()`` at the end)."""
+        params = [param.name.value for param in body.params.params]
+        if parameter not in params:
+            return False
+        position = params.index(parameter)
+        given = []
+        for node in walk(owner):
+            if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == body.name.value):
+                continue
+            if not (isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
+                continue
+            positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+            named = [arg for arg in node.args if arg.keyword is not None and arg.keyword.value == parameter]
+            if any(arg.star for arg in node.args):
+                return False
+            arg = named[0] if named else positional[position - 1] if 0 < position <= len(positional) else None
+            if arg is None:
+                return False
+            given.append(self.flow.values.get(arg.value, UNKNOWN).is_cpu_factory_tensor)
+        return bool(given) and all(given)
 
     def _moved_before_every_call(self, owner: cst.ClassDef, body: cst.FunctionDef, origin: cst.Call) -> bool:
         """Every call of ``body`` in its class (``self._batch_get_variance(t, prev_t)``) comes
