@@ -4,6 +4,8 @@ from typing import Optional
 
 import libcst as cst
 
+from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.binding import DeviceChoice
 from torchdevice_lint.analysis.guards import (
     in_code_named_for_cuda,
     in_cuda_only_test,
@@ -59,7 +61,8 @@ class CudaCall(Rule):
     model.cuda()` gives `device = torch.device("cuda" if cuda else "cpu")` under it), keeping `non_blocking` and `memory_format`; the device of
     a tensor the moved one meets in an operation that requires one device (an operand of the
     same arithmetic, comparison or torch combining call, or of the first later statement that
-    reads the name the result is bound to: `x * t.cuda()` becomes `x * t.to(x.device)`), never
+    reads the name the result is bound to; a torch factory sized from a tensor argument,
+    `torch.zeros(gt.size()).cuda()`, goes with it as TDL002 places it: `x * t.cuda()` becomes `x * t.to(x.device)`), never
     of a call of other code, which may move its arguments itself; `self.device`
     in a Lightning `LightningModule`, `LightningLite` or `Fabric`; the class's own method that
     returns a device on every path (`<x>.device`, `torch.device(...)`: `self.get_device()`), or in
@@ -100,6 +103,7 @@ class CudaCall(Rule):
         "import torch\n\n\ndef data_term(y: torch.Tensor, rec: torch.Tensor):\n"
         "    return torch.where(rec != 0, y - rec, torch.tensor([0.0]).to(rec.device))\n",
         "def scale(x, w):\n    return x * w.to(x.device)",
+        "def loc_loss(pred, gt):\n    return torch.zeros(gt.size()).to(gt.device) * (pred - gt)\n",
         "def reorient(batch, p):\n    r = batch['rotated'].to(p.device)\n    return torch.where(r, p.t(), p)\n",
         "import torch\n\nw = torch.ones(3).to(grads.device)",
         "x = x.to(device, non_blocking=True)",
@@ -198,6 +202,12 @@ class CudaCall(Rule):
             "import torch\n\n\ndef reorient(batch, prediction: torch.Tensor):\n"
             "    is_rotated = batch['rotated'].to(prediction.device)\n    rotated = prediction.transpose(-2, -1)\n"
             "    return torch.where(is_rotated, rotated, prediction)\n",
+        ),
+        Invalid(  # a factory sized from a tensor argument goes with it, as TDL002 places it
+            "import torch\n\n\ndef loc_loss(pred, gt: torch.Tensor):\n"
+            "    weight = torch.zeros(gt.size()).cuda()\n    return weight * (pred - gt)\n",
+            "import torch\n\n\ndef loc_loss(pred, gt: torch.Tensor):\n"
+            "    weight = torch.zeros(gt.size()).to(gt.device)\n    return weight * (pred - gt)\n",
         ),
         Invalid(  # code of the project may move its arguments itself: its other arguments say nothing
             "import torch\n\n\ndef report(w: torch.Tensor, dq: torch.Tensor):\n    print(sqnr(w, dq.cuda()))\n",
@@ -344,13 +354,32 @@ class CudaCall(Rule):
             self.report(node, fix=Fix(Safety.SAFE, ((node, replacement),)))
             return
         moving = func.value.value if isinstance(func.value, cst.Name) else None
-        device = self.context.device_for(operands=self.context.operand_partners(node), moving=moving)
+        device = self._sized_from_an_argument(func.value) or self.context.device_for(
+            operands=self.context.operand_partners(node), moving=moving
+        )
         replacement = node.with_changes(
             func=func.with_changes(attr=cst.Name("to")),
             args=without_trailing_comma([argument(expression(device.expression)), *kept]),
         )
         safety = Safety.UNSAFE if drops_index or positional_arguments(node) else Safety.SAFE
         self.report(node, fix=self.device_fix([(node, replacement)], device, safety))
+
+    def _sized_from_an_argument(self, receiver: cst.BaseExpression) -> Optional[DeviceChoice]:
+        """``t.zeros(gt_loc.shape).cuda()`` in ``def loss(pred_loc, gt_loc)`` belongs with
+        ``gt_loc``, as TDL002 places ``torch.zeros(gt_loc.shape, device="cuda")``: a torch factory
+        computed with a tensor argument (directly or through a name computed only from it)."""
+        functions = self.context.enclosing_functions()
+        if not (
+            functions
+            and isinstance(receiver, cst.Call)
+            and self.analysis.qualified_name(receiver.func) in torch_api.FACTORIES
+        ):
+            return None
+        function = functions[0]
+        tensor = self.analysis.binder.tensor_parameter_in(function, receiver) or self.analysis.tensor_argument_behind(
+            function, receiver
+        )
+        return DeviceChoice(f"{tensor}.device") if tensor is not None else None
 
     def _named_device(self, node: cst.Call) -> Optional[cst.BaseExpression]:
         """The device the call names, to keep: ``.cuda(w.device)`` and ``.cuda(device)`` as they
