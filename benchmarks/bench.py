@@ -23,7 +23,9 @@ memory         ``cli -j 1`` on half of the files (every other one) and on the fo
                twice: peak memory must not grow with the number of files
 
 CPU time (user + system, workers included) is what the single-process ratios use: it stays
-meaningful on a shared, busy machine where wall time does not. Speed-up with ``-j`` can only
+meaningful on a shared, busy machine where wall time does not. Measurements compared in a
+ratio run in turn (floor, index, engine, cli, floor, ...; the flake8 rows likewise), so that
+both sides of a ratio meet the same load. Speed-up with ``-j`` can only
 be wall time; the load average is printed next to it. ``--repeat`` keeps the fastest run.
 
 ``-j N`` is also run with each worker noting its CPU time: the busiest worker's share bounds
@@ -176,6 +178,20 @@ def best_of(repeat: int, command: Sequence[str], env: Optional[dict] = None, cwd
         if prepare is not None:
             prepare()
         runs.append(run_process(command, env, cwd))
+    return _fastest(runs)
+
+
+def best_of_interleaved(repeat: int, commands: dict[str, Sequence[str]], env: dict, cwd: Optional[str] = None) -> dict:
+    """``best_of`` for commands compared with one another, run in turn (a, b, c, a, b, c, ...):
+    a ratio's two sides then meet the same load on a shared machine, not two moments of it."""
+    runs: dict[str, list] = {name: [] for name in commands}
+    for _ in range(repeat):
+        for name, command in commands.items():
+            runs[name].append(run_process(command, env, cwd))
+    return {name: _fastest(found) for name, found in runs.items()}
+
+
+def _fastest(runs: list) -> tuple[float, float, float, str, str]:
     wall = min(run[0] for run in runs)
     cpu = min(run[1] for run in runs)
     peak = max(run[2] for run in runs)
@@ -259,13 +275,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
         return 0
     child = [sys.executable, str(HERE), "--child"]
-    record("floor: libcst parse", best_of(args.repeat, child + ["parse", str(list_file)], env))
-    record("index: ProjectIndex.build", best_of(args.repeat, child + ["index", str(list_file)], env))
-    record("engine: Linter.lint", best_of(args.repeat, child + ["engine", str(list_file)], env))
     base = cli + ["--quiet", "--isolated", "--output-format", "concise"]
-    one = best_of(args.repeat, base + ["--no-cache", "-j", "1", folder], env, cwd=str(work))
-    record("cli -j 1", one)
-    record(f"cli -j {args.jobs}", best_of(args.repeat, base + ["--no-cache", "-j", str(args.jobs), folder], env, cwd=str(work)))
+    compared = best_of_interleaved(
+        args.repeat,
+        {
+            "floor: libcst parse": child + ["parse", str(list_file)],
+            "index: ProjectIndex.build": child + ["index", str(list_file)],
+            "engine: Linter.lint": child + ["engine", str(list_file)],
+            "cli -j 1": base + ["--no-cache", "-j", "1", folder],
+            f"cli -j {args.jobs}": base + ["--no-cache", "-j", str(args.jobs), folder],
+        },
+        env,
+        cwd=str(work),
+    )
+    for name, result in compared.items():
+        record(name, result)
+    one = compared["cli -j 1"]
     outputs_agree = one[3] == run_process(base + ["--no-cache", "-j", str(args.jobs), folder], env, str(work))[3]
     split = json.loads(run_process(child + [f"jobs={args.jobs}", str(list_file)], env)[3])
 
@@ -301,9 +326,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def measure_flake8(folder: str, repeat: int, env: dict, record) -> None:
     flake8 = ["--isolated", "--jobs", "1", folder]
-    record("flake8 (default checks)", best_of(repeat, [sys.executable, "-c", FLAKE8_WITHOUT_US, *flake8], env))
-    record("flake8 + TDL plugin", best_of(repeat, [sys.executable, "-c", FLAKE8_WITH_US, *flake8], env))
-    record("flake8 --select TDL", best_of(repeat, [sys.executable, "-c", FLAKE8_WITH_US, "--select", "TDL", *flake8], env))
+    compared = best_of_interleaved(
+        repeat,
+        {
+            "flake8 (default checks)": [sys.executable, "-c", FLAKE8_WITHOUT_US, *flake8],
+            "flake8 + TDL plugin": [sys.executable, "-c", FLAKE8_WITH_US, *flake8],
+            "flake8 --select TDL": [sys.executable, "-c", FLAKE8_WITH_US, "--select", "TDL", *flake8],
+        },
+        env,
+    )
+    for name, result in compared.items():
+        record(name, result)
 
 
 def flake8_target(measures: dict) -> Optional[tuple[bool, str]]:
