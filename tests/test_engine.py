@@ -208,3 +208,27 @@ def test_device_literals_assigned_to_names_cost_one_read_of_their_scope(monkeypa
         assert [f.code for f in Linter().lint(source)].count("TDL002") == count
         walks[count] = sum(isinstance(node, cst.Module) for node in walked)
     assert walks[10] == walks[40] <= 2
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (  # the script chooses its GPU at the top: the device line goes after that choice
+            'import os\n\nimport torch\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n\n\ndef main(net):\n    return net.cuda()\n',
+            'import os\n\nimport torch\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n\n'
+            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            "def main(net):\n    return net.to(device)\n",
+        ),
+        (  # chosen in the main block, after the module's own code ran: no line can go after it
+            'import os\n\nimport torch\n\n\ndef main(net):\n    return net.cuda()\n\n\n'
+            'if __name__ == "__main__":\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n    main(None)\n',
+            None,
+        ),
+    ],
+)
+def test_the_device_line_never_starts_cuda_before_the_script_chooses_its_gpus(source, expected):
+    """``torch.cuda.is_available()`` initialises CUDA, which reads CUDA_VISIBLE_DEVICES once
+    (pytorch/pytorch#23544): a device line above the script's choice would undo it on a
+    machine with several GPUs."""
+    assert [finding.code for finding in lint_source(source)] == ["TDL001"]
+    assert fix_source(source) == (source if expected is None else expected)

@@ -164,7 +164,40 @@ class DeviceBinder:
             return DeviceChoice(imported)
         shadowed = any(_binds(scope, self.global_name) for scope in scopes)
         shadowed = shadowed or (self.imports.torch_alias is not None and self.imports.torch_at_module_level() is None)
+        shadowed = shadowed or self._line_would_precede_gpu_choice(statement)
         return DeviceChoice(self.global_name, inserts_binding=True, shadowed=shadowed)
+
+    @functools.cached_property
+    def _gpu_choices(self) -> Optional[tuple[int, ...]]:
+        """The top-level statements that name ``CUDA_VISIBLE_DEVICES`` (``os.environ[...] = "1"``),
+        or None when code inside a function, class or block names it: the device line's
+        ``torch.cuda.is_available()`` initialises CUDA, after which the variable is not read
+        again (pytorch/pytorch#23544), so the line must run after the script chooses its GPUs."""
+        module = self.flow.module
+        if _GPU_CHOICE not in self.flow.text:
+            return ()
+        found = []
+        for index, statement in enumerate(module.body):
+            if _GPU_CHOICE in module.code_for_node(statement):
+                if not isinstance(statement, cst.SimpleStatementLine):
+                    return None
+                found.append(index)
+        return tuple(found)
+
+    def _line_would_precede_gpu_choice(self, statement: Optional[cst.CSTNode]) -> bool:
+        """The module device line cannot go after the script's GPU choice and before ``statement``."""
+        choices = self._gpu_choices
+        if choices == ():
+            return False
+        if choices is None or statement is None:
+            return True
+        return max(choices) >= self._top_level_index(statement)
+
+    def _top_level_index(self, statement: cst.CSTNode) -> int:
+        for index, top in enumerate(self.flow.module.body):
+            if top is statement or any(node is statement for node in walk(top)):
+                return index
+        return 0
 
     def _device_helper(self, scope: Scope) -> Optional[str]:
         """The class's or the project's own way to ask for the device, from a method of the
@@ -397,6 +430,9 @@ class DeviceBinder:
         for index, statement in enumerate(body[:before_index]):
             if _is_import_line(statement):
                 position = index + 1
+        choices = [index for index in self._gpu_choices or () if index < before_index]
+        if choices:  # after the script sets CUDA_VISIBLE_DEVICES (see `_gpu_choices`)
+            position = max(position, max(choices) + 1)
         if switch is not None and device_line and position <= switch[1] + (len(body) - len(module.body)):
             # right under the switch it reads
             position = switch[1] + (len(body) - len(module.body)) + 1
@@ -647,6 +683,10 @@ def _is_import_line(statement: cst.CSTNode) -> bool:
 
 def _is_cell_marker(statement: cst.BaseStatement) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and cst.Module([statement]).code.startswith(CELL_MARKER)
+
+
+#: The environment variable a script sets to choose its GPUs before CUDA starts.
+_GPU_CHOICE = "CUDA_VISIBLE_DEVICES"
 
 
 def _torch_import_position(body: Sequence[cst.BaseStatement]) -> Optional[tuple[int, bool]]:

@@ -87,6 +87,8 @@ class FlowAnalysis:
         self.called_names: set[str] = set()
         #: Code that never names a device, moves anything or calls ``.cuda()`` runs on the CPU.
         self.touches_device = bool(_DEVICE_MENTION.search(source_text))
+        #: The module's code, for questions a substring answers before any walk.
+        self.text = source_text
         self._counter = 0
         self._seeds: dict[cst.FunctionDef, dict[int, Value]] = {}
         self._reseeded: set[cst.FunctionDef] = set()
