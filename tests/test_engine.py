@@ -232,3 +232,25 @@ def test_the_device_line_never_starts_cuda_before_the_script_chooses_its_gpus(so
     machine with several GPUs."""
     assert [finding.code for finding in lint_source(source)] == ["TDL001"]
     assert fix_source(source) == (source if expected is None else expected)
+
+
+
+def test_a_device_is_never_read_off_an_argument_the_body_takes_items_of():
+    """Pose estimation's ``get_loss(saved_for_loss, heat_temp, vec_temp)``: the model returns a
+    list of stage outputs, which the body indexes (``saved_for_loss[2 * j]``), and the fix wrote
+    ``.to(saved_for_loss.device)``: AttributeError on every step. Positional items say sequence
+    as often as tensor, so such an argument's device is not read; a tensor-only use still says
+    tensor. (The whole file's caller chain is needed to reach the binder's choice; this checks
+    the evidence it reads.)"""
+    from torchdevice_lint.analysis.binding import _strict_tensor_evidence
+    from torchdevice_lint.analysis.imports import ImportTable
+
+    function = cst.parse_module(
+        "def get_loss(outputs, target, steps, x):\n"
+        "    for j in range(6):\n        total = criterion(outputs[2 * j], target) + x[0].sum()\n"
+        "    return total + steps[-1] + x.view(-1).sum()\n"
+    ).body[0]
+    assert isinstance(function, cst.FunctionDef)
+    evidence = _strict_tensor_evidence(function, ImportTable())
+    assert evidence.sequences >= {"outputs", "steps"} and "target" not in evidence.sequences
+    assert "x" in evidence.tensors  # .view(): a tensor, whatever its items

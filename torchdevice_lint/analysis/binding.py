@@ -348,7 +348,7 @@ class DeviceBinder:
         evidence = self._strict_evidence.get(function)
         if evidence is None:
             evidence = self._strict_evidence[function] = _strict_tensor_evidence(function, self.imports)
-        return name in evidence.tensors or name not in evidence.sizes
+        return name in evidence.tensors or not (name in evidence.sizes or name in evidence.sequences)
 
     # -------------------------------------------------------------- insertion
     def binding_statements(self, device_line: bool = True, switch: Optional[str] = None) -> list[cst.BaseStatement]:
@@ -611,6 +611,9 @@ class _Evidence:
     #: positional argument of a torch factory, ``range(n)``, a subscript, an ``if`` test,
     #: ``batch["x"]``, ``g.num_nodes()``).
     sizes: frozenset[str]
+    #: Names the body takes single items of by position (``outputs[2 * j]``, ``outputs[-1]``): a
+    #: model's list of outputs as often as a tensor, whose ``.device`` a list does not have.
+    sequences: frozenset[str] = frozenset()
 
 
 def _parameter_names(function: cst.FunctionDef) -> list[str]:
@@ -625,6 +628,7 @@ def _strict_tensor_evidence(function: cst.FunctionDef, imports: ImportTable) -> 
         if annotation is not None and (imports.qualified_name(annotation.annotation) or "") == "torch.Tensor":
             tensors.add(param.name.value)
     sizes: set[str] = set()
+    sequences: set[str] = set()
     for node in walk(function.body):
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
             if node.attr.value == "device":
@@ -641,11 +645,13 @@ def _strict_tensor_evidence(function: cst.FunctionDef, imports: ImportTable) -> 
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
             if any(isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.SimpleString) for e in node.slice):
                 sizes.add(node.value.value)  # batch["images"]: a mapping
+            elif len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+                sequences.add(node.value.value)
         if isinstance(node, (cst.If, cst.While, cst.IfExp)) and isinstance(node.test, cst.Name):
             sizes.add(node.test.value)  # a flag
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not) and isinstance(node.expression, cst.Name):
             sizes.add(node.expression.value)
-    return _Evidence(frozenset(tensors), frozenset(sizes))
+    return _Evidence(frozenset(tensors), frozenset(sizes), frozenset(sequences))
 
 
 def _spaced_after_code(statement: cst.BaseStatement, came_after_imports: bool) -> cst.BaseStatement:
