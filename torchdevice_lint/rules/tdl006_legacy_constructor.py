@@ -67,7 +67,9 @@ class LegacyConstructor(Rule):
     `torch.tensor([1.0, 0.0])`, up to 16 whole numbers), other data get
     `dtype=torch.get_default_dtype()`; whole numbers cast at once stay as written
     (`torch.Tensor([10, 5]).to(device).long()` becomes `torch.tensor([10, 5]).to(device).long()`,
-    also before `.to(torch.float32)`). Any
+    also before `.to(torch.float32)`). `torch.LongTensor` of whole-number literals needs no
+    `dtype=`: `torch.tensor` infers int64 from them (`torch.LongTensor([1])` becomes
+    `torch.tensor([1])`; `[]` keeps it). Any
     other argument (a name, which may be data or a size, unless it is a parameter annotated
     `int` or defaulting to a whole number, or bound once to a size; `list(...)` and `tuple(...)`
     are data) is reported without a fix, as is an
@@ -104,6 +106,7 @@ class LegacyConstructor(Rule):
         "    return torch.arange(0, max_len, out=torch.empty(max_len, dtype=torch.int64, device=lengths.device))\n",
         "import torch\nmask = torch.empty(matrix.shape, dtype=torch.int32, device=device).fill_(1)\n",
         "import torch\nids = torch.tensor(token_ids, dtype=torch.int64)\n",
+        "import torch\nlabels = torch.tensor([1, 0, 1])\n",
         "import torch\nbuffer = lengths.new_empty(n)\n",
         "import torch\nids = torch.tensor([10, 5, 2]).long()\n",
         "import torch as th\ncondition = th.empty(1)\n",
@@ -157,9 +160,14 @@ class LegacyConstructor(Rule):
         ),
         Invalid(
             "import torch\nlabels = torch.LongTensor((1, 0, 1))\nbias = torch.Tensor([1, 2])\nscale = torch.Tensor([0.5])\n",
-            "import torch\nlabels = torch.tensor((1, 0, 1), dtype=torch.int64)\n"
+            "import torch\nlabels = torch.tensor((1, 0, 1))\n"
             "bias = torch.tensor([1.0, 2.0])\nscale = torch.tensor([0.5])\n",
             count=3,
+        ),
+        Invalid(  # torch.tensor infers int64 from whole numbers, but float32 from no data at all
+            "import torch\nids = torch.LongTensor([[1, -2], [3, 4]])\nnone = torch.LongTensor([])\n",
+            "import torch\nids = torch.tensor([[1, -2], [3, 4]])\nnone = torch.tensor([], dtype=torch.int64)\n",
+            count=2,
         ),
         Invalid("import torch\nids = torch.LongTensor(token_ids)\n"),
         Invalid(  # written with the file's other name for torch: the fix keeps it (Coqui TTS tortoise)
@@ -192,7 +200,7 @@ class LegacyConstructor(Rule):
         ),
         Invalid(  # a placeholder holding data, or a factory given a dtype already: the placeholder alone
             "import torch\nr = torch.arange(3, out=torch.LongTensor([1, 2]))\ns = torch.arange(3, dtype=torch.int32, out=torch.IntTensor())\n",
-            "import torch\nr = torch.arange(3, out=torch.tensor([1, 2], dtype=torch.int64))\n"
+            "import torch\nr = torch.arange(3, out=torch.tensor([1, 2]))\n"
             "s = torch.arange(3, dtype=torch.int32, out=torch.empty(0, dtype=torch.int32))\n",
             count=2,
         ),
@@ -278,6 +286,8 @@ class LegacyConstructor(Rule):
                 data_args = [node.args[0].with_changes(value=floats)]
             elif dtype is None:
                 dtype = "torch.get_default_dtype()"
+            elif dtype == "torch.int64" and _whole_numbers(arguments[0]):
+                dtype = None  # torch.tensor infers int64 from whole numbers: `torch.tensor([1])`
         elif len(arguments) == 1 and _makes_a_sequence(arguments[0]):
             factory = "tensor"  # ``torch.ByteTensor(list(enc))``: data
             if dtype is None:
@@ -501,6 +511,26 @@ def _as_float_data(data: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     numbers with a float among them as written, whole numbers written as floats (``[1, 0]``
     becomes ``[1.0, 0.0]``, shorter than ``dtype=torch.get_default_dtype()``, up to 16 of them),
     ``[]`` as is. None for anything else (names, bools, hex, longer tables)."""
+    leaves = _literal_leaves(data)
+    if not all(isinstance(leaf, cst.Float) or (isinstance(leaf, cst.Integer) and leaf.value.isdigit()) for leaf in leaves):
+        return None
+    if any(isinstance(leaf, cst.Float) for leaf in leaves) or not leaves:
+        return data
+    if 2 * len(leaves) > len(", dtype=torch.get_default_dtype()"):
+        return None  # a long table: ".0" on every entry would lengthen the line more than the dtype
+    floats = data.visit(_IntegersAsFloats())
+    assert isinstance(floats, cst.BaseExpression)  # a transformer that only rewrites integers keeps the expression
+    return floats
+
+
+def _whole_numbers(data: cst.BaseExpression) -> bool:
+    """Literal data of whole numbers only, at least one: ``torch.tensor`` makes them int64."""
+    leaves = _literal_leaves(data)
+    return bool(leaves) and all(isinstance(leaf, cst.Integer) for leaf in leaves)
+
+
+def _literal_leaves(data: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The entries of nested list and tuple literals, signs taken off."""
     leaves: list[cst.BaseExpression] = []
     pending = [data]
     while pending:
@@ -511,15 +541,7 @@ def _as_float_data(data: cst.BaseExpression) -> Optional[cst.BaseExpression]:
             pending.append(current.expression)
         else:
             leaves.append(current)
-    if not all(isinstance(leaf, cst.Float) or (isinstance(leaf, cst.Integer) and leaf.value.isdigit()) for leaf in leaves):
-        return None
-    if any(isinstance(leaf, cst.Float) for leaf in leaves) or not leaves:
-        return data
-    if 2 * len(leaves) > len(", dtype=torch.get_default_dtype()"):
-        return None  # a long table: ".0" on every entry would lengthen the line more than the dtype
-    floats = data.visit(_IntegersAsFloats())
-    assert isinstance(floats, cst.BaseExpression)  # a transformer that only rewrites integers keeps the expression
-    return floats
+    return leaves
 
 
 class _IntegersAsFloats(cst.CSTTransformer):
