@@ -194,12 +194,12 @@ def test_untouched_lines_keep_their_bytes_and_layout():
         "import torch\n"
         "LONG = 'this line is longer than the limit and no fix touches it at all'\n"
         "x  =  f( 1 )\n"
-        "y = torch.LongTensor([1, 2, 3, 4]).view(1, 4).to(x)\n"
+        "y = torch.IntTensor([1, 2, 3, 4]).view(1, 4).to(x)\n"
     )
     result = fixed(source, 55)
     assert result.splitlines()[:3] == source.splitlines()[:3]
     assert result.splitlines()[3:] == [
-        "y = (", "    torch.tensor([1, 2, 3, 4], dtype=torch.int64)", "    .view(1, 4)", "    .to(x)", ")"
+        "y = (", "    torch.tensor([1, 2, 3, 4], dtype=torch.int32)", "    .view(1, 4)", "    .to(x)", ")"
     ]
 
 
