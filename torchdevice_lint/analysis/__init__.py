@@ -232,9 +232,7 @@ class FileAnalysis:
         position = params.index(parameter)
         given = []
         for node in walk(owner):
-            if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == body.name.value):
-                continue
-            if not (isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
+            if not (isinstance(node, cst.Call) and self_attribute(node.func) == body.name.value):
                 continue
             positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
             named = [arg for arg in node.args if arg.keyword is not None and arg.keyword.value == parameter]
@@ -459,7 +457,7 @@ def _parameters_given(caller: cst.FunctionDef, helper: cst.FunctionDef, derived:
         func = node.func
         if isinstance(func, cst.Name) and func.value == name:
             offset = 0
-        elif isinstance(func, cst.Attribute) and func.attr.value == name and isinstance(func.value, cst.Name) and func.value.value == "self":
+        elif self_attribute(func) == name:
             offset = 1
         else:
             continue

@@ -28,11 +28,17 @@ from typing import Iterator, Optional, Sequence
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
-from torchdevice_lint.analysis.devices import looks_like_device_name
-from torchdevice_lint.analysis.flow import _ACCELERATOR_FLAG as ACCELERATOR_FLAG  # a flag asking for CUDA
+from torchdevice_lint.analysis.devices import looks_like_accelerator_flag, looks_like_device_name
 from torchdevice_lint.analysis.flow import FlowAnalysis, Scope, names_used_as_tensors
 from torchdevice_lint.analysis.imports import ImportTable, dotted_name
-from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes, self_attribute, string_quote, walk
+from torchdevice_lint.analysis.tree import (
+    assignment_targets,
+    decorated_with,
+    iter_child_nodes,
+    self_attribute,
+    string_quote,
+    walk,
+)
 from torchdevice_lint.analysis.values import Kind
 
 _CANDIDATE_GLOBAL_NAMES = ("device", "torch_device", "default_device")
@@ -207,7 +213,7 @@ class DeviceBinder:
         of one parameter doing the same for the module, of this file or imported from the project
         (tianshou's ``torch_device(self)``, which reads the module's parameters)."""
         function, owner = scope.node, scope.owner_class
-        if not isinstance(function, cst.FunctionDef) or owner is None or _is_static_or_class_method(function):
+        if not isinstance(function, cst.FunctionDef) or owner is None or decorated_with(function, "staticmethod", "classmethod"):
             return None
         params = _parameter_names(function)
         if not params or params[0] != "self":
@@ -217,13 +223,10 @@ class DeviceBinder:
                 isinstance(method, cst.FunctionDef)
                 and method is not function
                 and _parameter_names(method) == ["self"]
-                and not _is_static_or_class_method(method)
+                and not decorated_with(method, "staticmethod", "classmethod")
                 and self._returns_a_device(method)
             ):
-                is_property = any(
-                    isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in method.decorators
-                )
-                return f"self.{method.name.value}" if is_property else f"self.{method.name.value}()"
+                return f"self.{method.name.value}" if decorated_with(method, "property") else f"self.{method.name.value}()"
         if not owner.is_module or function.name.value not in owner.running_methods:
             return None
         local = sorted(
@@ -380,7 +383,7 @@ class DeviceBinder:
                 and isinstance(small.targets[0].target, cst.Name)
                 and isinstance(small.value, cst.Name)
                 and small.value.value in ("True", "False")
-                and ACCELERATOR_FLAG.search(small.targets[0].target.value)
+                and looks_like_accelerator_flag(small.targets[0].target.value)
             ):
                 flags[small.targets[0].target.value] = index
         if not flags:
@@ -481,13 +484,6 @@ def _binds(scope: Scope, name: str) -> bool:
     """``name`` is local to the function of ``scope``: a parameter or assigned in its body."""
     function = scope.node
     return name in scope.bound_at or (isinstance(function, cst.FunctionDef) and name in _parameter_names(function))
-
-
-def _is_static_or_class_method(function: cst.FunctionDef) -> bool:
-    return any(
-        isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
-        for d in function.decorators
-    )
 
 
 def _bound_device_name(scope: Scope, site: Optional[int]) -> Optional[str]:

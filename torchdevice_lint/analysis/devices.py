@@ -3,6 +3,7 @@ way for the flow analysis and every rule."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -42,6 +43,15 @@ def looks_like_device_name(identifier: str) -> bool:
     """``device``, ``dev``, ``train_device``: a name whose value is a device."""
     lowered = identifier.lower()
     return lowered in DEVICE_NAME_HINTS or lowered.endswith("_device")
+
+
+#: A flag that asks for the accelerator (``args.cuda``, ``use_gpu``, ``self.on_cuda``).
+_ACCELERATOR_FLAG = re.compile(r"cuda|gpu", re.IGNORECASE)
+
+
+def looks_like_accelerator_flag(identifier: str) -> bool:
+    """``cuda``, ``args.use_gpu``: a name whose truth asks for the accelerator."""
+    return _ACCELERATOR_FLAG.search(identifier) is not None
 
 
 def names_a_device(target: cst.BaseExpression) -> bool:

@@ -16,7 +16,7 @@ from typing import Iterable, Optional, Sequence
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
-from torchdevice_lint.analysis.devices import looks_like_device_name, parse_device
+from torchdevice_lint.analysis.devices import looks_like_accelerator_flag, looks_like_device_name, parse_device
 from torchdevice_lint.analysis.evidence import (
     assigned_names,
     is_expected_error_block,
@@ -36,6 +36,7 @@ from torchdevice_lint.analysis.semantics import (
     tensor_arguments,
 )
 from torchdevice_lint.analysis.tree import (
+    decorated_with,
     is_expression,
     is_none,
     is_statement_or_suite,
@@ -267,7 +268,7 @@ class FlowAnalysis:
             owner is not None
             and positional
             and function.name.value in ("forward", "backward")
-            and _is_static(function)
+            and decorated_with(function, "staticmethod")
             and self._is_autograd_function(owner.node)
         )
         inputs_on_device = autograd or bool(
@@ -667,13 +668,7 @@ class FlowAnalysis:
     def _wraps_attribute(self, source: Optional[cst.BaseExpression], name: str) -> bool:
         if not self._is_parameter(source) or not isinstance(source, cst.Call) or not source.args:
             return False
-        wrapped = source.args[0].value
-        return (
-            isinstance(wrapped, cst.Attribute)
-            and isinstance(wrapped.value, cst.Name)
-            and wrapped.value.value == "self"
-            and wrapped.attr.value == name
-        )
+        return self_attribute(source.args[0].value) == name
 
     def _is_parameter(self, source: Optional[cst.BaseExpression]) -> bool:
         return (
@@ -823,7 +818,7 @@ class FlowAnalysis:
         places = [_literal_place(side, self.imports) for side in (node.body, node.orelse)]
         if Place.CPU not in places or Place.DEVICE not in places:
             return False
-        if places == [Place.DEVICE, Place.CPU] and _ACCELERATOR_FLAG.search(dotted_name(node.test) or ""):
+        if places == [Place.DEVICE, Place.CPU] and looks_like_accelerator_flag(dotted_name(node.test) or ""):
             return False  # ``"cuda" if args.cuda else "cpu"``: the run's device, the CPU its fallback
         return not any(
             isinstance(call, cst.Call)
@@ -993,7 +988,7 @@ class FlowAnalysis:
             and receiver.place is not Place.DEVICE
             and method in owner.running_methods
         )
-        self._seed(helper, argument_values, offset=0 if _is_static(helper) else 1, building=building)
+        self._seed(helper, argument_values, offset=0 if decorated_with(helper, "staticmethod") else 1, building=building)
         return self._returned_by(helper, scope, argument_values)
 
     def _evaluate_move(self, node: cst.Call, receiver: Value, method: str) -> Value:
@@ -1229,14 +1224,6 @@ def _names_a_dtype(node: cst.BaseExpression) -> bool:
     """``x.dtype``, ``dtype``, ``self.compute_dtype``: a conversion to a dtype, not a move."""
     name = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""
     return name == "dtype" or name.endswith("_dtype")
-
-
-def _is_static(function: cst.FunctionDef) -> bool:
-    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
-
-
-#: A flag that asks for the accelerator (``args.cuda``, ``use_gpu``, ``self.on_cuda``).
-_ACCELERATOR_FLAG = re.compile(r"cuda|gpu", re.IGNORECASE)
 
 
 def _branch_assignments(suite: cst.BaseSuite) -> dict[str, cst.BaseExpression]:

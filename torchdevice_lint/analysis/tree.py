@@ -176,6 +176,11 @@ def is_none(node: Optional[cst.BaseExpression]) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
 
+def decorated_with(function: cst.FunctionDef, *names: str) -> bool:
+    """``@staticmethod``, ``@property``: one of the plain-name decorators ``names``."""
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value in names for d in function.decorators)
+
+
 def method_named(node: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
     if not isinstance(node.body, cst.IndentedBlock):
         return None
