@@ -13,10 +13,10 @@ import libcst as cst
 
 from torchdevice_lint.analysis import FileAnalysis, ProjectIndex
 from torchdevice_lint.analysis.binding import DeviceBinder
-from torchdevice_lint.analysis.tree import _child_fields, walk
+from torchdevice_lint.analysis.tree import iter_child_nodes, walk
 from torchdevice_lint.findings import Finding, Fix, Replacement, Report, Safety
 from torchdevice_lint.noqa import NoqaLines, is_suppressed, skips_file
-from torchdevice_lint.parsing import Source, check_decodable, parse
+from torchdevice_lint.parsing import Source, check_decodable, parse, parse_module
 from torchdevice_lint.positions import Position, node_positions, positions_in_statement
 from torchdevice_lint.reparse import Layout, Reparser
 from torchdevice_lint.round_trip import keep_what_libcst_drops
@@ -42,7 +42,7 @@ class Linter:
 
     def __init__(self, settings: Settings = Settings(), *, noqa: bool = True) -> None:
         self.settings = settings
-        #: Honour ``# noqa`` and skip-file comments (flake8's ``--disable-noqa`` turns this off).
+        #: Honour noqa and skip-file comments (flake8's ``--disable-noqa`` turns this off).
         self.noqa = noqa
         self.rules = settings.enabled_rules()
         self.needles = tuple({needle for rule in self.rules for needle in rule.needles})
@@ -217,7 +217,7 @@ class Linter:
             updated = binder.insert_binding(updated, min(binding_sites + import_sites), device_line=bool(binding_sites))
         code = updated.code
         try:
-            return cst.parse_module(code.encode(updated.encoding)), code
+            return parse_module(code.encode(updated.encoding)), code
         except cst.ParserSyntaxError as error:  # a bug in a rule's fix, never the user's
             raise AssertionError(f"a fix produced code that does not parse: {error}") from error
 
@@ -300,48 +300,25 @@ def _non_overlapping(reports: list[Report]) -> list[Report]:
 def _walk_with_ancestors(module: cst.Module, ancestors: list, handlers: dict) -> None:
     """Depth-first walk calling each node's handlers while ``ancestors`` holds its path.
 
-    The hottest loop of a run: it visits every node of every file, so it reads the node
-    fields itself (the children `analysis.tree.iter_child_nodes` yields, in the same order)
-    and avoids ``isinstance`` on LibCST's abstract base classes, which is slow.
-    """
+    The hottest loop of a run: it visits every node of every file."""
     leave = _LEAVE
     stack: list = [module]
     pop, push, extend = stack.pop, stack.append, stack.extend
     get_handlers = handlers.get
-    is_node = _IS_NODE_TYPE
     while stack:
         node = pop()
         if node is leave:
             ancestors.pop()
             continue
-        node_type = type(node)
-        for handler in get_handlers(node_type, ()):
+        for handler in get_handlers(type(node), ()):
             handler(node)
         ancestors.append(node)
         push(leave)
-        children = []
-        for name in _child_fields(node_type):
-            value = getattr(node, name)
-            value_type = type(value)
-            if value_type is tuple or value_type is list:
-                for item in value:
-                    item_type = type(item)
-                    flag = is_node.get(item_type)
-                    if flag is None:
-                        flag = is_node[item_type] = issubclass(item_type, cst.CSTNode)
-                    if flag:
-                        children.append(item)
-            else:
-                flag = is_node.get(value_type)
-                if flag is None:
-                    flag = is_node[value_type] = issubclass(value_type, cst.CSTNode)
-                if flag:
-                    children.append(value)
+        children = iter_child_nodes(node)
         if children:
             children.reverse()
             extend(children)
 
 
 _LEAVE = object()
-_IS_NODE_TYPE: dict[type, bool] = {}
 

@@ -8,9 +8,11 @@ import gc
 import io
 import re
 import textwrap
+import threading
 import tokenize
 import warnings
-from typing import Union
+from contextlib import contextmanager
+from typing import Iterator, Union
 
 import libcst as cst
 
@@ -43,7 +45,6 @@ class SourceError(Exception):
 LOCATED = re.compile(r"(?:cell_\d+:)?\d+:\d+: ")
 
 
-
 #: Byte order marks of encodings Python never reads source in (it would stop at the first line).
 _FOREIGN_BOMS = {
     codecs.BOM_UTF32_LE: "UTF-32",
@@ -70,11 +71,45 @@ def check_decodable(source: Source) -> None:
         raise SourceError(f"cannot decode: {error}") from None
 
 
+class _ParserAtWork(threading.local):
+    active = False
+
+
+_PARSER_AT_WORK = _ParserAtWork()
+_validate_node = cst.CSTNode.__post_init__
+
+
+def _validate_unless_built_by_parser(node: cst.CSTNode) -> None:
+    """LibCST checks every node as it is built, those its own parser builds from valid source
+    too: about a quarter of a parse (benchmarks/bench.py, torch/nn). Nodes a fix builds are
+    still checked, and so is everything outside `parse_module` (other threads, other code)."""
+    if not _PARSER_AT_WORK.active:
+        _validate_node(node)
+
+
+setattr(cst.CSTNode, "__post_init__", _validate_unless_built_by_parser)
+
+
+@contextmanager
+def _nodes_built_by_parser() -> Iterator[None]:
+    _PARSER_AT_WORK.active = True
+    try:
+        yield
+    finally:
+        _PARSER_AT_WORK.active = False
+
+
+def parse_module(source: Source) -> cst.Module:
+    """`libcst.parse_module` without checking again what the parser built."""
+    with _nodes_built_by_parser():
+        return cst.parse_module(source)
+
+
 def parse(source: Source) -> cst.Module:
     """Parse, turning every failure into a one-line `SourceError`."""
     check_decodable(source)
     try:
-        return cst.parse_module(source)
+        return parse_module(source)
     except cst.ParserSyntaxError as error:
         raise SourceError(_syntax_error(source, error)) from None
     except (UnicodeDecodeError, LookupError, SyntaxError) as error:

@@ -23,7 +23,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from torchdevice_lint.noqa import NoqaLines
-from torchdevice_lint.parsing import parse
+from torchdevice_lint.parsing import parse, parse_module
 
 #: Line breaks as LibCST counts them (``str.splitlines`` also splits at form feeds).
 _NEWLINE = re.compile(r"\r\n?|\n")
@@ -120,7 +120,7 @@ def _reparsed(last: Layout, text: str) -> Optional[Layout]:
     region_start = starts[first]
     region_end = (starts[end + 1] if end + 1 < count else body_end) + len(text) - len(old)
     try:
-        region = cst.parse_module(text[region_start:region_end])
+        region = parse_module(text[region_start:region_end])
     except (cst.ParserSyntaxError, RecursionError, SyntaxError, ValueError):
         return None  # the whole text decides: a real syntax error is reported from there
     if (

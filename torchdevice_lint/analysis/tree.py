@@ -86,20 +86,23 @@ def is_statement_or_suite(value: object) -> bool:
     return _instance_of(value, (cst.BaseStatement, cst.BaseSuite), _STATEMENT_OR_SUITE_TYPES)
 
 
-def iter_child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+def iter_child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The syntactic children of a node in source order.
 
     ``CSTNode.children`` and ``CSTNode.visit`` rebuild every node they pass; reading the
-    dataclass fields directly is several times cheaper, which matters on large folders.
+    dataclass fields directly is several times cheaper, and a list cheaper than a generator:
+    every walk of every file comes through here.
     """
-    for name in _child_fields(type(node)):
+    children: list[cst.CSTNode] = []
+    is_node_type = _IS_NODE_TYPE.get
+    for name in _CHILD_FIELDS.get(type(node)) or _child_fields(type(node)):
         value = getattr(node, name)
-        if type(value) is tuple or type(value) is list:
-            for item in value:
-                if _is_node(item):
-                    yield item
-        elif _is_node(value):
-            yield value
+        value_type = type(value)
+        if value_type is tuple or value_type is list:
+            children.extend([item for item in value if is_node_type(type(item)) or _is_node(item)])
+        elif is_node_type(value_type) or _is_node(value):
+            children.append(value)
+    return children
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -108,7 +111,9 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(list(iter_child_nodes(current))))
+        children = iter_child_nodes(current)
+        children.reverse()
+        stack.extend(children)
 
 
 def self_attribute(node: cst.CSTNode) -> Optional[str]:
