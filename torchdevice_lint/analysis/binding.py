@@ -13,10 +13,14 @@ this order of preference, and only when none exists asks for one module-level bi
 4. ``self.device`` when the class sets it, inherits it from Lightning (``LightningModule``,
    ``LightningLite``, ``Fabric``), or places its data with it elsewhere (in ``__init__`` only
    after ``super().__init__()``, when a base class provides it);
-5. a module-level device variable (bound before the site, for module-level code), or one
-   the file imports from its project (``torch_device`` from a testing module);
-6. a new ``device = torch.device("cuda" if torch.cuda.is_available() else "cpu")``, named
-   ``device`` in every file unless the module binds that name to something else.
+5. a module-level device variable (bound before the site, for module-level code), one
+   the file imports from its project (``torch_device`` from a testing module), or one a script
+   keeps on its parsed arguments (``args.device``);
+6. the repository's own accelerator switch read in the function or its class
+   (``torch.device("cuda" if self.gpu_mode else "cpu")``, `analysis.switches`);
+7. a new ``device = torch.device("cuda" if torch.cuda.is_available() else "cpu")``, named
+   ``device`` in every file unless the module binds that name to something else; built from the
+   file's module-level switch instead when it has one (``"cuda" if args.cuda else "cpu"``).
 """
 
 from __future__ import annotations
@@ -28,9 +32,10 @@ from typing import Iterator, Optional, Sequence
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
-from torchdevice_lint.analysis.devices import looks_like_accelerator_flag, looks_like_device_name
+from torchdevice_lint.analysis.devices import looks_like_accelerator_switch, looks_like_device_name
 from torchdevice_lint.analysis.flow import FlowAnalysis, Scope, names_used_as_tensors
 from torchdevice_lint.analysis.imports import ImportTable, dotted_name
+from torchdevice_lint.analysis.switches import SwitchGuard, defines_switch, device_from, switch_guards
 from torchdevice_lint.analysis.tree import (
     assignment_targets,
     decorated_with,
@@ -168,6 +173,21 @@ class DeviceBinder:
         imported = self._imported_device_name()
         if imported is not None and not any(_binds(scope, imported) for scope in scopes):
             return DeviceChoice(imported)
+        kept = self._module_device_attribute
+        if kept is not None and (
+            not any(_binds(scope, kept[0].split(".")[0]) for scope in scopes)
+            if scopes
+            else statement is not None and self._top_level_index(statement) > kept[1]
+        ):
+            return DeviceChoice(kept[0])  # ``args.device``, set from the script's own switch
+        test = self._scope_switch(scopes[0], site) if scopes else None
+        module_torch = self.imports.torch_at_module_level()
+        if test is not None:
+            if not test or module_torch is None:
+                return DeviceChoice(self.global_name, inserts_binding=True, shadowed=True)
+            return DeviceChoice(device_from(test, module_torch, self.quote))
+        if not scopes and self._switch_unreadable_at(statement):
+            return DeviceChoice(self.global_name, inserts_binding=True, shadowed=True)
         shadowed = any(_binds(scope, self.global_name) for scope in scopes)
         shadowed = shadowed or (self.imports.torch_alias is not None and self.imports.torch_at_module_level() is None)
         shadowed = shadowed or self._line_would_precede_gpu_choice(statement)
@@ -362,48 +382,176 @@ class DeviceBinder:
         if module_torch is None:
             statements.append(cst.parse_statement("import torch\n"))
         if device_line:
-            style = DEVICE_STYLES[self.style] if switch is None else f'{{torch}}.device("cuda" if {switch} else "cpu")'
-            expression = style.format(torch=module_torch or "torch").replace('"', self.quote)
+            if switch is None:
+                expression = DEVICE_STYLES[self.style].format(torch=module_torch or "torch").replace('"', self.quote)
+            else:
+                expression = device_from(switch, module_torch or "torch", self.quote)
             statements.append(cst.parse_statement(f"{self.global_name} = {expression}\n"))
         return statements
 
     @functools.cached_property
+    def _switch_guards(self) -> list[SwitchGuard]:
+        return switch_guards(self.flow.module, self.flow.module, self.imports)
+
+    def _switch_test(self, switch: str) -> str:
+        """The test the file writes for ``switch`` (``len(gpu_ids) > 0``), or the switch itself."""
+        return next((guard.test for guard in self._switch_guards if guard.switch == switch), switch)
+
+    @functools.cached_property
+    def _module_bindings(self) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+        """The names module-level code binds and the dotted targets it assigns (``args.cuda``), each
+        with the top-level statements that do (-1 for one inside a compound statement); a name a
+        function declares ``global`` counts as bound twice."""
+        names: dict[str, list[int]] = {}
+        dotted: dict[str, list[int]] = {}
+        for index, statement in enumerate(self.flow.module.body):
+            where = index if isinstance(statement, cst.SimpleStatementLine) else -1
+            pending: list[cst.CSTNode] = [statement]
+            while pending:
+                node = pending.pop()
+                if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                    for inner in walk(node):
+                        if isinstance(inner, cst.Global):
+                            for item in inner.names:
+                                names.setdefault(item.name.value, []).extend((-1, -1))
+                    continue
+                for target in bound_targets(node):
+                    if isinstance(target, cst.Name):
+                        names.setdefault(target.value, []).append(where)
+                    elif dotted_name(target) is not None:
+                        dotted.setdefault(dotted_name(target) or "", []).append(where)
+                pending.extend(iter_child_nodes(node))
+        return names, dotted
+
+    def _set_once_at_top(self, root: str) -> Optional[int]:
+        """The top-level statement that binds ``root``, when module-level code binds it once, there."""
+        bound = self._module_bindings[0].get(root, [])
+        return bound[0] if len(bound) == 1 and bound[0] >= 0 else None
+
+    @functools.cached_property
     def cuda_switch(self) -> Optional[tuple[str, int]]:
-        """The file's own CUDA switch and the top-level statement that sets it: a module-level
-        flag named for the accelerator, bound once to ``True`` or ``False``, that guards moves to
-        CUDA (``cuda = True`` ... ``if cuda: model.cuda()``). A device line the file lacks follows
-        it (``torch.device("cuda" if cuda else "cpu")``) rather than adding a second switch."""
-        module = self.flow.module
-        flags: dict[str, int] = {}
-        for index, statement in enumerate(module.body):
-            small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
-            if (
-                isinstance(small, cst.Assign)
-                and len(small.targets) == 1
-                and isinstance(small.targets[0].target, cst.Name)
-                and isinstance(small.value, cst.Name)
-                and small.value.value in ("True", "False")
-                and looks_like_accelerator_flag(small.targets[0].target.value)
-            ):
-                flags[small.targets[0].target.value] = index
-        if not flags:
+        """The file's own CUDA switch, as the test a device line reads, and the top-level statement
+        after which that line can go: a module-level name (``cuda = True``), or an attribute of one
+        (``args.cuda``, ``args = parser.parse_args()``), bound once by a plain top-level statement,
+        that guards moves to CUDA (``if cuda: model.cuda()``, `analysis.switches`) or is set from
+        ``torch.cuda.is_available()`` (``args.cuda = not args.no_cuda and ...is_available()``). A
+        device line the file lacks follows it (``torch.device("cuda" if args.cuda else "cpu")``)
+        rather than adding a second switch."""
+        candidates: dict[str, int] = {}
+        _, dotted = self._module_bindings
+        for statement in self.flow.module.body:
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign) and defines_switch(small.value):
+                    for target in small.targets:
+                        name = dotted_name(target.target)
+                        if name is not None and looks_like_accelerator_switch(name):
+                            candidates[name] = 0
+        for guard in self._switch_guards:
+            candidates[guard.switch] = candidates.get(guard.switch, 0) + 1
+        usable = []
+        for switch, guards in candidates.items():
+            root = switch.split(".")[0]
+            position = self._set_once_at_top(root)
+            assigned = dotted.get(switch, []) if switch != root else []
+            if position is None or any(index < 0 for index in assigned):
+                continue
+            usable.append((-guards, max([position, *assigned]), switch))
+        if not usable:
             return None
-        bindings: dict[str, int] = {}
-        guarded: set[str] = set()
-        for node in walk(module):
-            for target in bound_targets(node):
-                if isinstance(target, cst.Name) and target.value in flags:
-                    bindings[target.value] = bindings.get(target.value, 0) + 1
-            if isinstance(node, cst.Global):
-                bindings.update({name.name.value: 2 for name in node.names if name.name.value in flags})
-            if isinstance(node, cst.If) and isinstance(node.test, cst.Name) and node.test.value in flags:
-                if any(
-                    isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda"
-                    for call in walk(node.body)
+        _, position, switch = min(usable)
+        return self._switch_test(switch), position
+
+    def _scope_switch(self, scope: Scope, site: int) -> Optional[str]:
+        """The test of the switch the function of ``scope`` (or its class) reads, visible at the
+        statement numbered ``site``: a switch guarding moves in the function whose root is a
+        parameter (``cfg.NUM_GPUS``), a local bound before the site, or ``self`` (``if self.gpu_mode:``
+        in any method; in ``__init__``, once set); else a parameter named as a switch
+        (``def __init__(self, gpu_ids)``). ``""`` when the function guards its moves with a switch
+        it cannot read at the site."""
+        function = scope.node
+        if not isinstance(function, cst.FunctionDef):
+            return None
+        params = _parameter_names(function)
+        guards = switch_guards(function.body, self.flow.module, self.imports)
+        owner = scope.owner_class
+        if owner is not None and params and params[0] == "self":
+            guards += [g for g in switch_guards(owner.node, self.flow.module, self.imports) if g.switch.startswith("self.")]
+        unreadable = False
+        for guard in guards:
+            root = guard.switch.split(".")[0]
+            if root == "self":
+                readable = params[:1] == ["self"] and (
+                    function.name.value != "__init__" or self._assigned_before(function, guard.switch, site)
+                )
+            elif root in params:
+                readable = True
+            else:
+                readable = bound_before(scope, root, site) or (
+                    not _binds(scope, root) and self.cuda_switch is not None
+                )
+                if readable and not _binds(scope, root):
+                    continue  # the module's switch: its own device line (`cuda_switch`)
+            if readable and (
+                guard.switch == root
+                or root == "self"
+                or not self._assignments_in(function, guard.switch)
+                or self._assigned_before(function, guard.switch, site)
+            ):
+                return self._switch_test(guard.switch)
+            unreadable = True
+        if unreadable:
+            return ""
+        switch_params = [name for name in params if name != "self" and looks_like_accelerator_switch(name)]
+        return self._switch_test(switch_params[0]) if switch_params else None
+
+    def _assignments_in(self, function: cst.FunctionDef, target: str) -> list[cst.SimpleStatementLine]:
+        """The statements of ``function`` that assign ``target`` (``self.gpu_mode = ...``)."""
+        return [
+            node
+            for node in walk(function.body)
+            if isinstance(node, cst.SimpleStatementLine)
+            and any(dotted_name(t) == target for small in node.body for t in bound_targets(small))
+        ]
+
+    def _assigned_before(self, function: cst.FunctionDef, target: str, site: int) -> bool:
+        """Some statement of ``function`` before the one numbered ``site`` assigns ``target``."""
+        order = self.flow.statement_order
+        return any(order.get(statement, site) < site for statement in self._assignments_in(function, target))
+
+    def _switch_unreadable_at(self, statement: Optional[cst.CSTNode]) -> bool:
+        """Module-level code at ``statement`` cannot have a device line that follows the file's
+        switch: the switch is set below it, or module-level code guards moves with a switch that
+        no top-level line can read (``args`` parsed inside ``if __name__ == "__main__":``)."""
+        if self.cuda_switch is not None:
+            return statement is None or self._top_level_index(statement) <= self.cuda_switch[1]
+        return any(
+            not isinstance(top, (cst.FunctionDef, cst.ClassDef))
+            and any(guard.node is node for guard in self._switch_guards for node in walk(top))
+            for top in self.flow.module.body
+        )
+
+    @functools.cached_property
+    def _module_device_attribute(self) -> Optional[tuple[str, int]]:
+        """A device the script keeps on a module-level object, and the top-level statement after
+        which it is there: ``args = cli()`` where ``cli()`` sets ``args.device = torch.device(...)``
+        and returns ``args``, or a top-level ``args.device = ...``."""
+        for index, statement in enumerate(self.flow.module.body):
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+                    continue
+                target = small.targets[0].target
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.attr.value == "device":
+                    if self._set_once_at_top(target.value.value) is not None:
+                        return f"{target.value.value}.device", index
+                if (
+                    isinstance(target, cst.Name)
+                    and self._set_once_at_top(target.value) == index
+                    and isinstance(small.value, cst.Call)
+                    and isinstance(small.value.func, cst.Name)
+                    and _sets_device_of_returned(self.flow.functions.get(small.value.func.value))
                 ):
-                    guarded.add(node.test.value)
-        usable = sorted(name for name in guarded if bindings.get(name) == 1)
-        return (usable[0], flags[usable[0]]) if usable else None
+                    return f"{target.value}.device", index
+        return None
 
     @functools.cached_property
     def quote(self) -> str:
@@ -414,7 +562,7 @@ class DeviceBinder:
         """Insert the binding (or, without ``device_line``, only ``import torch``) after the
         imports that precede top-level statement ``before_index``."""
         body: list[cst.BaseStatement] = list(module.body)
-        switch = self.cuda_switch if self.cuda_switch is not None and self.cuda_switch[1] < before_index else None
+        switch = self.cuda_switch  # a site above it gets no device line (`choose`)
         inserted = self.binding_statements(device_line, switch[0] if switch is not None else None)
         if inserted and _is_import_line(inserted[0]):
             joined = _torch_import_position(body[:before_index])
@@ -789,3 +937,15 @@ def _calls_super_init(statement: cst.CSTNode) -> bool:
         ):
             return True
     return False
+
+
+def _sets_device_of_returned(function: Optional[cst.FunctionDef]) -> bool:
+    """``function`` sets ``<x>.device`` on the object it returns (``args.device = ...``, ``return args``)."""
+    if function is None:
+        return False
+    returned = {dotted_name(node.value) for node in walk(function.body) if isinstance(node, cst.Return) and node.value is not None}
+    return any(
+        isinstance(target, cst.Attribute) and target.attr.value == "device" and dotted_name(target.value) in returned
+        for node in walk(function.body)
+        for target in assignment_targets(node)
+    )

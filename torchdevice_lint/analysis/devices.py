@@ -61,3 +61,19 @@ def names_a_device(target: cst.BaseExpression) -> bool:
     if isinstance(target, cst.Attribute):
         return looks_like_device_name(target.attr.value)
     return False
+
+
+#: A switch that turns the accelerator on or off, by its last name part: ``cuda``, ``use_cuda``,
+#: ``args.use_gpu``, ``self.gpu_mode``, ``gpu_ids`` (an empty list is the CPU), ``cfg.NUM_GPUS``
+#: (0 is the CPU); never one GPU's index (``gpu``, ``gpu_id``, ``args.gpu``), whose 0 is a GPU, nor a
+#: tensor's ``is_cuda``.
+_ACCELERATOR_SWITCH = re.compile(
+    r"(?:(?:use|with|on|enable)_?)?(?:cuda|gpu)(?:_?(?:mode|ids|enabled|on))?|(?:use|with|on)_?gpus|n(?:um)?_?gpus?"
+)
+
+
+def looks_like_accelerator_switch(identifier: str) -> bool:
+    """``args.cuda``, ``use_gpu``, ``self.gpu_mode``, ``gpu_ids``, ``cfg.NUM_GPUS``: a name whose
+    truth says whether the run uses the accelerator (`looks_like_accelerator_flag` is looser)."""
+    last = identifier.rsplit(".", 1)[-1].lower().lstrip("_")
+    return last != "gpu" and _ACCELERATOR_SWITCH.fullmatch(last) is not None

@@ -55,10 +55,17 @@ class CudaCall(Rule):
     ```
 
     ## Fix safety
-    Safe: `.cuda()` becomes `.to(device)` with a device already in scope (or one new
-    module-level `device` binding, which follows the file's own CUDA switch when a module-level
-    flag bound once to `True`/`False` guards its other moves: `cuda = True` ... `if cuda:
-    model.cuda()` gives `device = torch.device("cuda" if cuda else "cpu")` under it), keeping `non_blocking` and `memory_format`; the device of
+    Safe: `.cuda()` becomes `.to(device)` with a device already in scope (`args.device` that a
+    script's `cli()` sets), or one new module-level `device` binding, keeping `non_blocking` and
+    `memory_format`. The repository's own accelerator switch is the device where it has one: a
+    module-level name or attribute bound once (`cuda = True`, `args.cuda = not args.no_cuda and
+    torch.cuda.is_available()`) that guards other moves (`if args.cuda: model.cuda()`) or is set
+    from `is_available()` gives `device = torch.device("cuda" if args.cuda else "cpu")` under it;
+    in a function, a switch guarding its moves whose root it can read (a parameter: `if
+    cfg.NUM_GPUS:`, `if len(gpu_ids) > 0:`; `self.gpu_mode` in its class) or a parameter named as
+    one (`gpu_ids`, `use_cuda`) gives `.to(torch.device("cuda" if self.gpu_mode else "cpu"))`, the
+    test written as the file writes it. Where the switch cannot be read at the site (set below
+    it), the finding keeps no fix rather than a device that contradicts the switch. The device of
     a tensor the moved one meets in an operation that requires one device (an operand of the
     same arithmetic, comparison or torch combining call, or of the first later statement that
     reads the name the result is bound to; a torch factory sized from a tensor argument,
@@ -112,6 +119,18 @@ class CudaCall(Rule):
         "import torch\n\nif torch.cuda.is_available():\n    device = 'cuda'\nelse:\n    device = 'cpu'\nmodel = Net().to(device)\n",
         "def step(self, x):\n    return x.to(self.device)",
         "import torch\n\ncuda = True\ndevice = torch.device('cuda' if cuda else 'cpu')\nmodel = make().to(device)\n",
+        # what the fix writes with the repository's own switch in scope
+        "import torch\n\n\nclass VGGLoss(nn.Module):\n    def __init__(self, gpu_ids):\n"
+        "        self.vgg = Vgg19().to(torch.device('cuda' if gpu_ids else 'cpu'))\n",
+        "import torch\n\nargs = parser.parse_args()\nargs.cuda = not args.no_cuda and torch.cuda.is_available()\n"
+        "device = torch.device('cuda' if args.cuda else 'cpu')\nmodel = Net().to(device)\n",
+        "import torch\n\n\nclass GAN:\n    def noise(self, n):\n"
+        "        return torch.rand(n, 1).to(torch.device('cuda' if self.gpu_mode else 'cpu'))\n",
+        "import torch\n\n\ndef inputs(cfg, x):\n    return x.to(torch.device('cuda' if cfg.NUM_GPUS else 'cpu'))\n",
+        "import torch\n\nargs = cli()\n\n\ndef train(loader, model):\n    for img in loader:\n"
+        "        model(img.to(args.device))\n",
+        "import torch\n\n\ndef define_G(gpu_ids):\n    return G().to(torch.device('cuda' if len(gpu_ids) > 0 else 'cpu'))\n",
+        "import torch\n\n\ndef step(x, use_gpu):\n    return x.to('cuda' if use_gpu else 'cpu')\n",
         "batch = {k: v.to(device) if v is not None else None for k, v in batch.items()}",
         "available = torch.cuda.is_available()",
         "model = model.cpu()",
@@ -220,6 +239,68 @@ class CudaCall(Rule):
             "import torch\n\nuse_cuda = True\ndevice = torch.device(\"cuda\" if use_cuda else \"cpu\")\n"
             "model = make()\nif use_cuda:\n    model.cuda()\n\n\n"
             "def sample(probs):\n    return model.decode(probs.to(device))\n",
+            count=2,
+        ),
+        Invalid(  # a script's own switch, an attribute of its parsed arguments: the line goes under it
+            "import argparse\n\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--no-cuda', action='store_true')\nargs = parser.parse_args()\n"
+            "args.cuda = not args.no_cuda and torch.cuda.is_available()\n\nmodel = Net().cuda()\n",
+            "import argparse\n\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--no-cuda', action='store_true')\nargs = parser.parse_args()\n"
+            "args.cuda = not args.no_cuda and torch.cuda.is_available()\n"
+            "device = torch.device('cuda' if args.cuda else 'cpu')\n\nmodel = Net().to(device)\n",
+        ),
+        Invalid(  # ... and module-level code above the switch gets no device line that contradicts it
+            "import torch\n\nmodel = Net().cuda()\nuse_gpu = True\nif use_gpu:\n    torch.cuda.manual_seed(0)\n",
+            "import torch\n\nmodel = Net().cuda()\nuse_gpu = True\nif use_gpu:\n    torch.cuda.manual_seed(0)\n",
+        ),
+        Invalid(  # a parameter named for the switch: an empty list of GPUs is the CPU, tested as the file does
+            "import torch\n\n\ndef define_G(gpu_ids=[]):\n    net = G()\n    if len(gpu_ids) > 0:\n"
+            "        net.cuda(gpu_ids[0])\n    return net\n\n\nclass VGGLoss(nn.Module):\n"
+            "    def __init__(self, gpu_ids):\n        super().__init__()\n        self.vgg = Vgg19().cuda()\n",
+            "import torch\n\n\ndef define_G(gpu_ids=[]):\n    net = G()\n    if len(gpu_ids) > 0:\n"
+            "        net.cuda(gpu_ids[0])\n    return net\n\n\nclass VGGLoss(nn.Module):\n"
+            "    def __init__(self, gpu_ids):\n        super().__init__()\n"
+            "        self.vgg = Vgg19().to(torch.device(\"cuda\" if len(gpu_ids) > 0 else \"cpu\"))\n",
+            count=2,
+        ),
+        Invalid(  # the class guards its other moves with its own switch
+            "import torch\n\n\nclass GAN:\n    def __init__(self, args):\n        self.gpu_mode = args.gpu_mode\n"
+            "        self.G = G()\n        if self.gpu_mode:\n            self.G.cuda()\n\n"
+            "    def noise(self, n):\n        return torch.rand(n, 1).cuda()\n",
+            "import torch\n\n\nclass GAN:\n    def __init__(self, args):\n        self.gpu_mode = args.gpu_mode\n"
+            "        self.G = G()\n        if self.gpu_mode:\n            self.G.cuda()\n\n"
+            "    def noise(self, n):\n        return torch.rand(n, 1).to(torch.device(\"cuda\" if self.gpu_mode else \"cpu\"))\n",
+            count=2,
+        ),
+        Invalid(  # a count of GPUs in a configuration the function receives: 0 is the CPU
+            "import torch\n\n\ndef inputs(cfg, x, pair):\n    if pair:\n        if cfg.NUM_GPUS:\n"
+            "            x = x.cuda(non_blocking=True)\n    else:\n        x = x.cuda(non_blocking=True)\n"
+            "    return x\n",
+            "import torch\n\n\ndef inputs(cfg, x, pair):\n    if pair:\n        if cfg.NUM_GPUS:\n"
+            "            x = x.cuda(non_blocking=True)\n    else:\n"
+            "        x = x.to(torch.device(\"cuda\" if cfg.NUM_GPUS else \"cpu\"), non_blocking=True)\n"
+            "    return x\n",
+            count=2,
+        ),
+        Invalid(  # a local switch set below the site: reported without a fix
+            "import torch\n\n\ndef main(parser):\n    model = Net().cuda()\n    args = parser.parse_args()\n"
+            "    if args.cuda:\n        model.load(args.path)\n        torch.cuda.manual_seed(args.seed)\n",
+            "import torch\n\n\ndef main(parser):\n    model = Net().cuda()\n    args = parser.parse_args()\n"
+            "    if args.cuda:\n        model.load(args.path)\n        torch.cuda.manual_seed(args.seed)\n",
+        ),
+        Invalid(  # the script keeps the device its own switch chose on its arguments: reused
+            "import argparse\n\nimport torch\n\n\ndef cli():\n    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--disable-cuda', action='store_true')\n    args = parser.parse_args()\n"
+            "    args.device = torch.device('cpu')\n    if not args.disable_cuda and torch.cuda.is_available():\n"
+            "        args.device = torch.device('cuda')\n    return args\n\n\nargs = cli()\n\n\n"
+            "def train(loader, model):\n    for img in loader:\n        model(img.cuda())\n\n\nmodel = Net().cuda()\n",
+            "import argparse\n\nimport torch\n\n\ndef cli():\n    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--disable-cuda', action='store_true')\n    args = parser.parse_args()\n"
+            "    args.device = torch.device('cpu')\n    if not args.disable_cuda and torch.cuda.is_available():\n"
+            "        args.device = torch.device('cuda')\n    return args\n\n\nargs = cli()\n\n\n"
+            "def train(loader, model):\n    for img in loader:\n        model(img.to(args.device))\n\n\n"
+            "model = Net().to(args.device)\n",
             count=2,
         ),
         Invalid(  # the class's own way to ask for its device: a method whose every return is a device

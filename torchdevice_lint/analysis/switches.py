@@ -1,0 +1,85 @@
+"""A repository's own accelerator switch: the flag, list or count its code tests before moving
+to CUDA (``if args.cuda: model.cuda()``, ``if len(gpu_ids) > 0: net.cuda(gpu_ids[0])``,
+``if cfg.NUM_GPUS: x = x.cuda()``). A fix of an unguarded move builds its device from that test
+(``torch.device("cuda" if args.cuda else "cpu")``) rather than from ``torch.cuda.is_available()``,
+which would contradict ``--no-cuda``, ``--gpu_ids -1`` or ``NUM_GPUS=0``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from torchdevice_lint.analysis.devices import looks_like_accelerator_switch
+from torchdevice_lint.analysis.imports import ImportTable, dotted_name
+from torchdevice_lint.analysis.tree import walk
+
+
+@dataclass(frozen=True)
+class SwitchGuard:
+    #: The switch, dotted: ``args.cuda``, ``self.gpu_mode``, ``gpu_ids``.
+    switch: str
+    #: The test as the file writes it: ``args.cuda``, ``len(gpu_ids) > 0``.
+    test: str
+    #: The ``if`` statement or conditional expression.
+    node: cst.CSTNode
+
+
+def switch_in_test(test: cst.BaseExpression) -> Optional[str]:
+    """The switch a test asks whether to use the accelerator with: ``S``, ``len(S)``,
+    ``len(S) > 0``, ``S > 0`` or ``S >= 1`` for a switch-named ``S`` (never ``S is not None``,
+    whose ``None`` often means every GPU, nor a negated test)."""
+    subject = test
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comparison = test.comparisons[0]
+        bound = comparison.comparator
+        if not isinstance(bound, cst.Integer) or not (
+            (isinstance(comparison.operator, cst.GreaterThan) and bound.value == "0")
+            or (isinstance(comparison.operator, cst.GreaterThanEqual) and bound.value == "1")
+        ):
+            return None
+        subject = test.left
+    if isinstance(subject, cst.Call) and isinstance(subject.func, cst.Name) and subject.func.value == "len":
+        if len(subject.args) != 1 or subject.args[0].keyword is not None or subject.args[0].star:
+            return None
+        subject = subject.args[0].value
+    switch = dotted_name(subject)
+    return switch if switch is not None and looks_like_accelerator_switch(switch) else None
+
+
+def moves_to_cuda(node: cst.CSTNode, imports: ImportTable) -> bool:
+    """``node`` moves something to CUDA (``x.cuda()``) or calls into ``torch.cuda``."""
+    return any(
+        isinstance(call, cst.Call)
+        and (
+            (isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda")
+            or (imports.qualified_name(call.func) or "").startswith("torch.cuda.")
+        )
+        for call in walk(node)
+    )
+
+
+def switch_guards(node: cst.CSTNode, module: cst.Module, imports: ImportTable) -> list[SwitchGuard]:
+    """The ``if`` statements and conditional expressions in ``node`` whose test is a switch
+    (`switch_in_test`) and whose guarded part moves to CUDA (`moves_to_cuda`)."""
+    found = []
+    for inner in walk(node):
+        if isinstance(inner, (cst.If, cst.IfExp)):
+            switch = switch_in_test(inner.test)
+            if switch is not None and moves_to_cuda(inner.body, imports):
+                found.append(SwitchGuard(switch, module.code_for_node(inner.test).strip(), inner))
+    return found
+
+
+def defines_switch(value: cst.BaseExpression) -> bool:
+    """An assignment's value that asks whether CUDA is there: ``not args.no_cuda and
+    torch.cuda.is_available()``."""
+    return any(
+        isinstance(node, cst.Attribute) and node.attr.value == "is_available" for node in walk(value)
+    )
+
+
+def device_from(test: str, torch: str, quote: str) -> str:
+    """The device a switch's test chooses: ``torch.device("cuda" if args.cuda else "cpu")``."""
+    return f"{torch}.device({quote}cuda{quote} if {test} else {quote}cpu{quote})"
