@@ -75,7 +75,9 @@ class Config:
         (which win even over a longer prefix in ``select``), and its project's isort
         ``lines-after-imports`` and line length (so that what a fix writes keeps the file clean)."""
         folder = os.path.dirname(os.path.abspath(path))
-        return self.base.for_file(self.ignored_codes_for(path), isort_lines_after_imports(folder), project_line_length(folder))
+        return self.base.for_file(
+            self.ignored_codes_for(path), isort_lines_after_imports(folder), project_line_length(folder), project_layout(folder)
+        )
 
     def ignored_codes_for(self, path: str) -> tuple[str, ...]:
         if not self.per_file_ignores:
@@ -215,7 +217,87 @@ def _line_lengths_in(directory: Path) -> list[int]:
             for key in ("max-line-length", "max_line_length"):
                 value = parser.get(section, key, fallback=None) if parser.has_section(section) else None
                 lengths.append(int(value) if value is not None and value.strip().isdigit() else None)
+    lengths.append(_yapf_column_limit(directory))
     return [length for length in lengths if isinstance(length, int) and not isinstance(length, bool) and length > 0]
+
+
+#: yapf's column limit for each of its base styles (``based_on_style``; pep8 without one).
+YAPF_COLUMN_LIMITS = {"pep8": 79, "google": 80, "facebook": 80, "yapf": 80}
+#: The base styles that write a split call's closing bracket alone on its own line.
+_YAPF_DEDENTING_STYLES = frozenset({"facebook"})
+#: The base styles that split before the first argument of a call they split.
+_YAPF_HANGING_STYLES = frozenset({"yapf"})
+
+
+@functools.lru_cache(maxsize=None)
+def project_layout(folder: str) -> Optional[str]:
+    """How the nearest yapf configuration above ``folder`` (``.style.yapf``, ``[yapf]`` in
+    setup.cfg, ``[tool.yapf]`` in pyproject.toml, as yapf looks them up) lays out a call it
+    splits; None where there is none (Black's and Ruff's layout is assumed).
+
+    ``yapf-aligned``: the arguments one per line, aligned with the opening bracket, the closing
+    bracket after the last (pep8, google); ``yapf-hanging``: the arguments one level in on the
+    line after the opening bracket, the closing bracket after them
+    (``split_before_expression_after_opening_paren``); ``yapf-dedent``: the closing bracket on a
+    line of its own (``dedent_closing_brackets``, facebook); ``yapf``: a style whose layout is
+    not known here (``indent_closing_brackets``, ``split_before_first_argument``, ...), where a
+    fix that would need a line laid out leaves it alone."""
+    options = _yapf_options(folder)
+    if options is None:
+        return None
+    base = options.get("based_on_style", "pep8").lower()
+
+    def flag(name: str, default: bool = False) -> bool:
+        value = options.get(name)
+        return default if value is None else value.strip().lower() in ("true", "1", "yes", "on")
+
+    if base not in YAPF_COLUMN_LIMITS or any(
+        flag(name) for name in ("indent_closing_brackets", "split_before_first_argument", "split_all_comma_separated_values",
+                                "split_all_top_level_comma_separated_values", "split_arguments_when_comma_terminated")
+    ):
+        return "yapf"
+    if options.get("continuation_indent_width", "4").strip() != "4":
+        return "yapf"
+    if flag("dedent_closing_brackets", base in _YAPF_DEDENTING_STYLES):
+        return "yapf-dedent"
+    if flag("split_before_expression_after_opening_paren", base in _YAPF_HANGING_STYLES):
+        return "yapf-hanging"
+    return "yapf-aligned"
+
+
+def _yapf_options(folder: str) -> Optional[dict[str, str]]:
+    """The options of the nearest yapf configuration above ``folder``."""
+    here = Path(folder)
+    for directory in (here, *here.parents):
+        options = _yapf_options_in(directory)
+        if options is not None:
+            return options
+    return None
+
+
+def _yapf_options_in(directory: Path) -> Optional[dict[str, str]]:
+    """The options of the yapf configuration in ``directory`` itself (keys in lower case, with
+    underscores), in yapf's order: ``.style.yapf``, setup.cfg, pyproject.toml."""
+    for name, section in ((".style.yapf", "style"), ("setup.cfg", "yapf")):
+        parser = _ini_file(directory / name)
+        if parser is not None and parser.has_section(section):
+            return {key.lower().replace("-", "_"): value for key, value in parser.items(section)}
+    document = _toml_file(directory / "pyproject.toml")
+    table = _table_at(document, "tool", "yapf") if document is not None else None
+    if table is None:
+        return None
+    return {str(key).lower().replace("-", "_"): str(value) for key, value in table.items()}
+
+
+def _yapf_column_limit(directory: Path) -> Optional[int]:
+    """The column limit of the yapf configuration in ``directory`` itself."""
+    options = _yapf_options_in(directory)
+    if options is None:
+        return None
+    value = options.get("column_limit")
+    if value is not None:
+        return int(value) if value.strip().isdigit() else None
+    return YAPF_COLUMN_LIMITS.get(options.get("based_on_style", "pep8").lower())
 
 
 # The two lookups above climb from every folder of a run to the root, through the same parent

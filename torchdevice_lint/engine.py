@@ -22,7 +22,7 @@ from torchdevice_lint.reparse import Layout, Reparser
 from torchdevice_lint.round_trip import keep_what_libcst_drops
 from torchdevice_lint.rule import Rule, RuleContext
 from torchdevice_lint.settings import Settings
-from torchdevice_lint.wrapping import wrap_lengthened_lines
+from torchdevice_lint.wrapping import rows_pushed_past, wrap_lengthened_lines
 
 #: Fixing repeats until nothing changes; overlapping fixes need one round each.
 MAX_FIX_ROUNDS = 8
@@ -74,10 +74,38 @@ class Linter:
         only: Optional[Callable[[Finding], bool]] = None,
     ) -> FixResult:
         """``only``: fix only the findings it accepts (an editor's quick fix for one finding),
-        and what their fixes bring on their lines."""
+        and what their fixes bring on their lines.
+
+        A fix never pushes a line past the project's configured line length: where a line it
+        lengthens cannot be laid out within it (`torchdevice_lint.wrapping`), the findings on
+        the lines it replaced are left unfixed (deepvoice3's ``for ... in [(...), (...,
+        torch.IntTensor([1]))]:`` header went from 117 to 133 columns under tox.ini's 120)."""
+        result, too_long = self._fix(source, unsafe, project, path, only)
+        excluded: list[tuple[int, int]] = []
+        while too_long and not set(too_long) <= set(excluded):
+            excluded.extend(too_long)
+
+            def keeps(finding: Finding, ranges: tuple[tuple[int, int], ...] = tuple(excluded)) -> bool:
+                return (only is None or only(finding)) and not any(
+                    first <= finding.end_line and finding.line <= last for first, last in ranges
+                )
+
+            result, too_long = self._fix(source, unsafe, project, path, keeps)
+        return result
+
+    def _fix(
+        self,
+        source: Source,
+        unsafe: bool,
+        project: Optional[ProjectIndex],
+        path: Optional[str],
+        only: Optional[Callable[[Finding], bool]],
+    ) -> tuple[FixResult, list[tuple[int, int]]]:
+        """The fixed source, and the rows of ``source`` (first, last, from 1) whose replacement
+        the fixes left past the configured line length."""
         check_decodable(source)
         if not self._may_match(source) or (self.noqa and skips_file(source)):
-            return FixResult(source, [], 0)
+            return FixResult(source, [], 0), []
         module = original = parse(source)
         #: The code of ``module``, carried along with it: regenerating it from the tree costs about
         #: a third of a small file's fix, and a parsed tree gives back exactly the text it was parsed from.
@@ -114,10 +142,12 @@ class Linter:
             reports = self._run_rules(module, text, project, path).reports
         remaining = self._findings(module, reports)
         if not applied:  # nothing to write: hand back the very input
-            return FixResult(source, [f for f in remaining if f is not None], 0)
+            return FixResult(source, [f for f in remaining if f is not None], 0), []
         output: Source = text.encode(module.encoding) if isinstance(source, bytes) else text
         output = keep_what_libcst_drops(source, original, output)
-        return FixResult(output, [f for f in remaining if f is not None], applied)
+        limit = self.settings.line_length
+        too_long = [] if limit is None else rows_pushed_past(original_text, text, limit)
+        return FixResult(output, [f for f in remaining if f is not None], applied), too_long
 
     # -------------------------------------------------------------- internals
     def _may_match(self, source: Source) -> bool:
@@ -199,7 +229,7 @@ class Linter:
     def _wrapped(self, original: cst.Module, fixed: cst.Module, text: str, as_bytes: bool) -> tuple[cst.Module, str]:
         """``fixed`` (whose code is ``text``) with the lines its fixes pushed past the project's
         line length laid out over several lines (`torchdevice_lint.wrapping`), and its code."""
-        code = wrap_lengthened_lines(original.code, text, self.settings.line_length, fixed.default_indent)
+        code = wrap_lengthened_lines(original.code, text, self.settings.line_length, fixed.default_indent, self.settings.layout)
         if code == text:
             return fixed, text
         return parse(code.encode(fixed.encoding) if as_bytes else code), code

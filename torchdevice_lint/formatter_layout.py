@@ -292,3 +292,53 @@ def _bracket_pairs(leaves: Sequence[Leaf]) -> list[tuple[int, int]]:
             if depth == 0:
                 pairs.append((opening, index))
     return pairs[::-1]
+
+
+def lay_out_as_yapf(line: Line, limit: int, layout: str) -> Optional[list[str]]:
+    """``line`` laid out as yapf splits a call (`config.project_layout`), where it is a statement
+    that ends with the call's closing bracket and whose arguments fit in the shape that layout
+    gives them; None otherwise (yapf's choice among other splits is not known here)::
+
+        x = torch.empty(a,               x = torch.empty(              x = torch.empty(
+                        dtype=t)             a, dtype=t)                   a, dtype=t
+        (yapf-aligned)                   (yapf-hanging)                )  (yapf-dedent)
+    """
+    leaves = line.leaves
+    if not line.statement or line.comment or layout not in ("yapf-aligned", "yapf-hanging", "yapf-dedent"):
+        return None
+    opening = next((index for index, leaf in _depth_zero(leaves) if leaf.text in OPENING), None)
+    if opening is None or opening == 0 or leaves[opening].text != "(" or not leaves[opening - 1].is_name:
+        return None
+    if _bracket_pairs(leaves)[-1] != (opening, len(leaves) - 1) or len(leaves) - opening < 3:
+        return None
+    head = replace(line, leaves=leaves[: opening + 1], comment="").render()
+    contents = leaves[opening + 1 : -1]
+    if not any(leaf.text == "=" for _, leaf in _depth_zero(contents)):
+        return None  # without a keyword argument yapf fills the lines with arguments
+    starts = [0, *(index + 1 for index, leaf in _depth_zero(contents) if leaf.text == ",")]
+    if layout != "yapf-dedent" and any(index < len(contents) and contents[index].text in OPENING for index in starts):
+        return None  # a display among the arguments: yapf weighs other splits
+    inner = line.indent + " " * 4
+    if layout == "yapf-aligned":
+        commas = [index for index, leaf in _depth_zero(contents) if leaf.text == ","]
+        if not commas or commas[-1] == len(contents) - 1:
+            return None
+        bounds = [0, *(index + 1 for index in commas), len(contents)]
+        arguments = [contents[start:end] for start, end in zip(bounds, bounds[1:])]
+        column = " " * width(head)
+        parts = [
+            (head if number == 0 else column) + _joined_leaves(argument) + (")" if number == len(arguments) - 1 else "")
+            for number, argument in enumerate(arguments)
+        ]
+    elif layout == "yapf-hanging":
+        parts = [head, inner + _joined_leaves(contents) + ")"]
+    else:
+        # yapf keeps that line one column short of its limit (checked against yapf 0.32)
+        parts = [head, inner + _joined_leaves(contents), line.indent + ")"]
+        limit -= width(parts[1]) == limit
+    return parts if all(width(part) <= limit for part in parts) else None
+
+
+def _joined_leaves(leaves: Sequence[Leaf]) -> str:
+    """The leaves as one line's text, without the space before the first."""
+    return leaves[0].text + "".join(leaf.space + leaf.text for leaf in leaves[1:])

@@ -40,15 +40,26 @@ class Settings:
     #: The project's line length (its Ruff, Black or flake8 configuration): a line a fix makes
     #: longer than this is laid out over several lines, as the formatter would; None: left long.
     line_length: Optional[int] = None
+    #: How the project's formatter lays out a line split at a bracket (`config.project_layout`:
+    #: ``yapf-aligned``, ``yapf-hanging``, ``yapf-dedent``, ``yapf``); None: as Black and Ruff.
+    layout: Optional[str] = None
 
     def for_file(
-        self, ignored: tuple[str, ...], lines_after_imports: Optional[int] = None, line_length: Optional[int] = None
+        self,
+        ignored: tuple[str, ...],
+        lines_after_imports: Optional[int] = None,
+        line_length: Optional[int] = None,
+        layout: Optional[str] = None,
     ) -> Settings:
         """These settings for a file whose ``per-file-ignores`` patterns turn off ``ignored``
-        and whose project configures ``lines_after_imports`` and ``line_length``."""
-        if not ignored and (lines_after_imports, line_length) == (self.lines_after_imports, self.line_length):
+        and whose project configures ``lines_after_imports``, ``line_length`` and ``layout``."""
+        if not ignored and (lines_after_imports, line_length, layout) == (
+            self.lines_after_imports, self.line_length, self.layout
+        ):
             return self
-        return replace(self, file_ignores=ignored, lines_after_imports=lines_after_imports, line_length=line_length)
+        return replace(
+            self, file_ignores=ignored, lines_after_imports=lines_after_imports, line_length=line_length, layout=layout
+        )
 
     def enabled_rules(self) -> list[type[Rule]]:
         return [rule for rule in ALL_RULES if self.is_enabled(rule)]

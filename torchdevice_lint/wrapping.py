@@ -7,8 +7,10 @@ lines the fix changed and made too long are touched, and only where every line t
 replaced fitted: a project that tolerates a long line there keeps it. A statement over several
 lines is laid out again where the formatter's layout of it before the fix is the one it had
 and the fix changes that layout. A layout that still leaves a line too long, or that would
-change the syntax tree, is not written: the text stays as the fix wrote it. Where the project
-states no line length, the limit is 88 columns (Black's and Ruff's default).
+change the syntax tree, is not written: the text stays as the fix wrote it, and where the
+project configures a line length, `Linter.fix` then leaves the findings on the lines it replaced
+unfixed (`rows_pushed_past`). Where the project states no line length, the limit is 88 columns
+(Black's and Ruff's default).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import Iterator, Optional, Sequence
 
-from torchdevice_lint.formatter_layout import CLOSING, OPENING, Leaf, Line, lay_out, width
+from torchdevice_lint.formatter_layout import CLOSING, OPENING, Leaf, Line, lay_out, lay_out_as_yapf, width
 from torchdevice_lint.parsing import LINE
 
 #: The line length a fix keeps to where the project states none (Black's and Ruff's default).
@@ -28,16 +30,20 @@ UNCONFIGURED_LINE_LENGTH = 88
 _SKIPPED_TOKENS = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER})
 
 
-def wrap_lengthened_lines(before: str, after: str, limit: Optional[int], indent_unit: str) -> str:
+def wrap_lengthened_lines(before: str, after: str, limit: Optional[int], indent_unit: str, layout: Optional[str] = None) -> str:
     """``after`` (``before`` with fixes applied) with each line the fixes pushed past ``limit``
     laid out over several lines; ``after`` itself where there is none. Without a configured
     limit, `UNCONFIGURED_LINE_LENGTH` is the limit (ctranslate2's ``device="cuda"`` becoming the
     guarded idiom went to 117 columns), a line already longer stays as the fix writes it (the
     file tolerates long lines there: laid out within its old length it would stay long, over
     three lines), nor is a line with a trailing comment, and statements are not laid out again
-    (no formatter is known to own them)."""
+    (no formatter is known to own them). Where the project's formatter is yapf (``layout``),
+    a line is laid out only in the shapes `lay_out_as_yapf` knows, and statements are not laid
+    out again: NAFNet's setup.cfg asks for yapf's pep8 style, which keeps the closing bracket on
+    the arguments' line where Black gives it a line of its own."""
     configured = limit is not None
-    if limit is not None:
+    yapf = layout is not None and layout.startswith("yapf")
+    if limit is not None and not yapf:
         after = _relaid_statements(before, after, limit, indent_unit)
     limit = UNCONFIGURED_LINE_LENGTH if limit is None else limit
     lines = LINE.findall(after)
@@ -52,7 +58,10 @@ def wrap_lengthened_lines(before: str, after: str, limit: Optional[int], indent_
         line = _logical_line(rows, index + 1, lines)
         if line is None or (not configured and line.comment):
             continue  # unconfigured: a trailing comment is the author's layout (``) # six parts``)
-        parts = lay_out(line, limit, indent_unit)
+        if yapf and layout is not None:
+            parts = lay_out_as_yapf(line, limit, layout) or []
+        else:
+            parts = lay_out(line, limit, indent_unit)
         if len(parts) > 1 and all(width(part) <= limit for part in parts):
             ending = lines[index][len(lines[index].rstrip("\r\n")) :] or _newline_of(after)
             laid_out[index] = "".join(part + ending for part in parts)
@@ -156,15 +165,30 @@ def _joined(tokens: Sequence[tokenize.TokenInfo], lines: Sequence[str]) -> Optio
     return Line(first[: tokens[0].start[1]], tuple(leaves), statement=True)
 
 
+def rows_pushed_past(before: str, after: str, limit: int) -> list[tuple[int, int]]:
+    """(first, last) rows of ``before``, from 1, that the fixes replaced with a line past
+    ``limit`` where every line they replaced fitted: what laying out could not keep within it."""
+    runs = _pushed_past(LINE.findall(before), LINE.findall(after), limit)
+    return [(old_start + 1, max(old_end, old_start + 1)) for old_start, old_end, _ in runs]
+
+
 def _lengthened_lines(before: Sequence[str], after: Sequence[str], limit: int) -> list[int]:
     """Indices of the lines of ``after`` a fix changed past ``limit`` where every line it
     replaced fitted."""
-    found: list[int] = []
+    return [index for _, _, indices in _pushed_past(before, after, limit) for index in indices]
+
+
+def _pushed_past(before: Sequence[str], after: Sequence[str], limit: int) -> list[tuple[int, int, list[int]]]:
+    """(start, end) of each run of ``before`` lines a fix replaced, all of which fitted within
+    ``limit``, with the indices of the lines of ``after`` replacing them that do not."""
+    found: list[tuple[int, int, list[int]]] = []
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     for tag, old_start, old_end, new_start, new_end in matcher.get_opcodes():
         if tag == "equal" or any(width(line.rstrip("\r\n")) > limit for line in before[old_start:old_end]):
             continue
-        found.extend(index for index in range(new_start, new_end) if width(after[index].rstrip("\r\n")) > limit)
+        indices = [index for index in range(new_start, new_end) if width(after[index].rstrip("\r\n")) > limit]
+        if indices:
+            found.append((old_start, old_end, indices))
     return found
 
 
