@@ -57,14 +57,6 @@ def _child_fields(node_type: type) -> tuple[str, ...]:
 _IS_NODE_TYPE: dict[type, bool] = {}
 
 
-def _is_node(value: object) -> bool:
-    value_type = type(value)
-    known = _IS_NODE_TYPE.get(value_type)
-    if known is None:
-        known = _IS_NODE_TYPE[value_type] = issubclass(value_type, cst.CSTNode)
-    return known
-
-
 def _instance_of(value: object, bases: tuple[type, ...], verdicts: dict[type, bool]) -> bool:
     """``isinstance(value, bases)``, answered once per type: what the hot loops ask of every node."""
     value_type = type(value)
@@ -72,6 +64,10 @@ def _instance_of(value: object, bases: tuple[type, ...], verdicts: dict[type, bo
     if verdict is None:
         verdict = verdicts[value_type] = issubclass(value_type, bases)
     return verdict
+
+
+def _is_node(value: object) -> bool:
+    return _instance_of(value, (cst.CSTNode,), _IS_NODE_TYPE)
 
 
 _EXPRESSION_TYPES: dict[type, bool] = {}
