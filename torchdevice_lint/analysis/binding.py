@@ -186,7 +186,7 @@ class DeviceBinder:
             if not test or module_torch is None:
                 return DeviceChoice(self.global_name, inserts_binding=True, shadowed=True)
             return DeviceChoice(device_from(test, module_torch, self.quote))
-        if not scopes and self._switch_unreadable_at(statement):
+        if self._switch_unreadable_at(statement, in_function=bool(scopes)):
             return DeviceChoice(self.global_name, inserts_binding=True, shadowed=True)
         shadowed = any(_binds(scope, self.global_name) for scope in scopes)
         shadowed = shadowed or (self.imports.torch_alias is not None and self.imports.torch_at_module_level() is None)
@@ -455,11 +455,34 @@ class DeviceBinder:
             assigned = dotted.get(switch, []) if switch != root else []
             if position is None or any(index < 0 for index in assigned):
                 continue
-            usable.append((-guards, max([position, *assigned]), switch))
+            usable.append((-guards, max([position, *assigned, *self._changed_at(switch)]), switch))
         if not usable:
             return None
         _, position, switch = min(usable)
         return self._switch_test(switch), position
+
+    def _changed_at(self, switch: str) -> list[int]:
+        """The top-level statements (not definitions) that change ``switch`` in place: a method
+        call on it (``gpu_ids.append(i)`` in a loop after ``gpu_ids = []``), an item or attribute
+        of it assigned, an augmented assignment. The device line goes after them."""
+        found = []
+        for index, top in enumerate(self.flow.module.body):
+            if isinstance(top, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            for node in walk(top):
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                    changed = dotted_name(node.func.value) == switch
+                elif isinstance(node, cst.AugAssign):
+                    changed = dotted_name(node.target) == switch
+                else:
+                    changed = any(
+                        isinstance(target, (cst.Subscript, cst.Attribute)) and dotted_name(target.value) == switch
+                        for target in bound_targets(node)
+                    )
+                if changed:
+                    found.append(index)
+                    break
+        return found
 
     def _scope_switch(self, scope: Scope, site: int) -> Optional[str]:
         """The test of the switch the function of ``scope`` (or its class) reads, visible at the
@@ -518,16 +541,29 @@ class DeviceBinder:
         order = self.flow.statement_order
         return any(order.get(statement, site) < site for statement in self._assignments_in(function, target))
 
-    def _switch_unreadable_at(self, statement: Optional[cst.CSTNode]) -> bool:
-        """Module-level code at ``statement`` cannot have a device line that follows the file's
-        switch: the switch is set below it, or module-level code guards moves with a switch that
-        no top-level line can read (``args`` parsed inside ``if __name__ == "__main__":``)."""
-        if self.cuda_switch is not None:
-            return statement is None or self._top_level_index(statement) <= self.cuda_switch[1]
+    def _switch_unreadable_at(self, statement: Optional[cst.CSTNode], in_function: bool) -> bool:
+        """The code at ``statement`` cannot read a device line that follows the file's switch:
+        module-level code at or above the switch's last setting, or a function defined above it
+        that module-level code calls before it; or module-level code guards moves with a switch
+        that no top-level line can read (``args`` parsed inside ``if __name__ == "__main__":``)."""
+        switch = self.cuda_switch
+        if switch is None:
+            return not in_function and any(
+                not isinstance(top, (cst.FunctionDef, cst.ClassDef))
+                and any(guard.node is node for guard in self._switch_guards for node in walk(top))
+                for top in self.flow.module.body
+            )
+        if statement is None:
+            return True
+        index = self._top_level_index(statement)
+        top = self.flow.module.body[index]
+        if not in_function or not isinstance(top, (cst.FunctionDef, cst.ClassDef)):
+            return index <= switch[1]
         return any(
-            not isinstance(top, (cst.FunctionDef, cst.ClassDef))
-            and any(guard.node is node for guard in self._switch_guards for node in walk(top))
-            for top in self.flow.module.body
+            isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == top.name.value
+            for later in self.flow.module.body[index + 1 : switch[1] + 1]
+            if not isinstance(later, (cst.FunctionDef, cst.ClassDef))
+            for node in walk(later)
         )
 
     @functools.cached_property

@@ -60,7 +60,8 @@ class CudaCall(Rule):
     `memory_format`. The repository's own accelerator switch is the device where it has one: a
     module-level name or attribute bound once (`cuda = True`, `args.cuda = not args.no_cuda and
     torch.cuda.is_available()`) that guards other moves (`if args.cuda: model.cuda()`) or is set
-    from `is_available()` gives `device = torch.device("cuda" if args.cuda else "cpu")` under it;
+    from `is_available()` gives `device = torch.device("cuda" if args.cuda else "cpu")` under it
+    and under the statements that change it in place (`gpu_ids.append(i)`);
     in a function, a switch guarding its moves whose root it can read (a parameter: `if
     cfg.NUM_GPUS:`, `if len(gpu_ids) > 0:`; `self.gpu_mode` in its class) or a parameter named as
     one (`gpu_ids`, `use_cuda`) gives `.to(torch.device("cuda" if self.gpu_mode else "cpu"))`, the
@@ -131,6 +132,8 @@ class CudaCall(Rule):
         "        model(img.to(args.device))\n",
         "import torch\n\n\ndef define_G(gpu_ids):\n    return G().to(torch.device('cuda' if len(gpu_ids) > 0 else 'cpu'))\n",
         "import torch\n\n\ndef step(x, use_gpu):\n    return x.to('cuda' if use_gpu else 'cpu')\n",
+        "import torch\n\ngpu_ids = [int(i) for i in opt.gpu_ids.split(',') if int(i) >= 0]\n"
+        "device = torch.device('cuda' if len(gpu_ids) > 0 else 'cpu')\nmodel = Net().to(device)\n",
         "batch = {k: v.to(device) if v is not None else None for k, v in batch.items()}",
         "available = torch.cuda.is_available()",
         "model = model.cpu()",
@@ -249,6 +252,15 @@ class CudaCall(Rule):
             "parser.add_argument('--no-cuda', action='store_true')\nargs = parser.parse_args()\n"
             "args.cuda = not args.no_cuda and torch.cuda.is_available()\n"
             "device = torch.device('cuda' if args.cuda else 'cpu')\n\nmodel = Net().to(device)\n",
+        ),
+        Invalid(  # a list of GPUs filled in place: the line goes after the loop that fills it
+            "import torch\n\ngpu_ids = []\nfor i in opt.gpu_ids.split(','):\n    if int(i) >= 0:\n"
+            "        gpu_ids.append(int(i))\nif len(gpu_ids) > 0:\n    torch.cuda.set_device(gpu_ids[0])\n\n\n"
+            "def train(model):\n    return model.cuda()\n",
+            "import torch\n\ngpu_ids = []\nfor i in opt.gpu_ids.split(','):\n    if int(i) >= 0:\n"
+            "        gpu_ids.append(int(i))\ndevice = torch.device('cuda' if len(gpu_ids) > 0 else 'cpu')\n"
+            "if len(gpu_ids) > 0:\n    torch.cuda.set_device(gpu_ids[0])\n\n\n"
+            "def train(model):\n    return model.to(device)\n",
         ),
         Invalid(  # ... and module-level code above the switch gets no device line that contradicts it
             "import torch\n\nmodel = Net().cuda()\nuse_gpu = True\nif use_gpu:\n    torch.cuda.manual_seed(0)\n",
