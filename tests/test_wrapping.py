@@ -393,3 +393,37 @@ def test_fix_command_reads_the_yapf_style(tmp_path):
     module.write_text(YAPF_SOURCE)
     main(["-q", "--fix", "--no-cache", str(module)])
     assert "torch.empty(\n        in_c, in_h + sym_len_hs + sym_len_he, in_w, dtype=torch.float32)\n" in module.read_text()
+
+
+ALIGNED = """\
+import torch
+from torch.nn import Parameter
+
+
+class Layer(torch.nn.Module):
+    def __init__(self, in_channels, heads, out_channels):
+        self.weight = Parameter(torch.Tensor(in_channels,
+                                             heads * out_channels))
+
+
+def forward(x, b, c):
+    return torch.cuda.FloatTensor(b, c,
+                                  x.size(1)).fill_(0)
+"""
+
+
+def test_lines_aligned_with_a_bracket_the_fix_moves_move_with_it():
+    """GraphGym's ``Parameter(torch.Tensor(a,`` over ``b))`` aligned with its bracket, and
+    fast-autoaugment's ``torch.cuda.FloatTensor(b, c,`` over ``x.size(1))`` (the new arguments
+    follow the last one): the continuation lines follow the bracket (pycodestyle E127/E128)."""
+    result = fix_source(ALIGNED, unsafe=True)
+    assert "Parameter(torch.empty(in_channels,\n                                            heads * out_channels))\n" in result
+    assert (
+        "    return torch.empty(b, c,\n                       x.size(1),\n                       dtype=torch.float32,\n"
+        "                       device=x.device).fill_(0)\n"
+    ) in result
+
+
+def test_lines_not_aligned_with_the_moved_bracket_keep_their_indentation():
+    source = ALIGNED.replace("                                             heads", "            heads")
+    assert "Parameter(torch.empty(in_channels,\n            heads * out_channels))\n" in fix_source(source)

@@ -42,6 +42,7 @@ def wrap_lengthened_lines(before: str, after: str, limit: Optional[int], indent_
     out again: NAFNet's setup.cfg asks for yapf's pep8 style, which keeps the closing bracket on
     the arguments' line where Black gives it a line of its own."""
     configured = limit is not None
+    after = _realigned(before, after)
     yapf = layout is not None and layout.startswith("yapf")
     if limit is not None and not yapf:
         after = _relaid_statements(before, after, limit, indent_unit)
@@ -115,6 +116,96 @@ def _relaid_statements(before: str, after: str, limit: int, unit: str) -> str:
             row += 1
     wrapped = "".join(result)
     return wrapped if _same_tree(after, wrapped) else after
+
+
+def _realigned(before: str, after: str) -> str:
+    """``after`` with the continuation lines aligned with a bracket that a fix moved (a shorter
+    or longer name before it) moved with it: GraphGym's ``Parameter(torch.Tensor(in_channels,``
+    over ``heads * out_channels))`` aligned with its bracket becomes ``torch.empty(`` one column
+    to the left, and the second line follows (pycodestyle's E127/E128 otherwise)."""
+    old_lines, new_lines = LINE.findall(before), LINE.findall(after)
+    changed = _changed_rows(old_lines, new_lines)
+    firsts = [(row, changed[row]) for row in sorted(changed) if changed.get(row - 1) != changed[row]]
+    if not firsts:
+        return after
+    old_rows, new_rows = _token_rows(before), _token_rows(after)
+    if old_rows is None or new_rows is None:
+        return after
+    shifts: dict[int, int] = {}
+    for row, old_row in firsts:
+        old_open, new_open = _open_at_end(old_rows, old_row), _open_at_end(new_rows, row)
+        if len(old_open) != len(new_open):
+            continue
+        for (old_column, old_close), (new_column, new_close) in zip(old_open, new_open):
+            delta = new_column - old_column
+            old_indents = [_indent(old_lines[number - 1]) for number in range(old_row + 1, old_close + 1)]
+            rows = range(row + 1, new_close + 1)
+            if (
+                not delta
+                or not old_indents
+                or old_indents[0] != old_column + 1
+                or any(indent < old_column + 1 for indent in old_indents)
+                or any(new_rows[number].spans_rows or _indent(new_lines[number - 1]) < old_column + 1 for number in rows)
+            ):
+                continue
+            shifts.update({number: delta for number in rows})
+    if not shifts:
+        return after
+    lines = list(new_lines)
+    for number, delta in shifts.items():
+        line = lines[number - 1]
+        indent = _indent(line)
+        if indent + delta < 0 or line[:indent].strip(" "):
+            return after
+        lines[number - 1] = " " * (indent + delta) + line[indent:]
+    realigned = "".join(lines)
+    return realigned if _same_tree(after, realigned) else after
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _open_at_end(rows: dict[int, _Row], number: int) -> list[tuple[int, int]]:
+    """(column, row it closes on) of each bracket opened on row ``number`` that is still open
+    at its end and has a token after it on the row (continuation lines may be aligned with it)."""
+    row = rows.get(number)
+    if row is None or row.spans_rows:
+        return []
+    stack: list[tuple[int, int]] = []  # (index of the token, column)
+    tokens = row.tokens
+    for index, token in enumerate(tokens):
+        if token.type == tokenize.OP and token.string in OPENING:
+            stack.append((index, token.start[1]))
+        elif token.type == tokenize.OP and token.string in CLOSING and stack:
+            stack.pop()
+    found = []
+    for depth, (index, column) in enumerate(stack):
+        following = [token for token in tokens[index + 1 :] if token.type != tokenize.COMMENT]
+        if not following or following[0].string in OPENING and depth + 1 < len(stack) and stack[depth + 1][0] == index + 1:
+            return []
+        close = _closing_row(rows, number, row.depth + depth + 1)
+        if close is None:
+            return []
+        found.append((column, close))
+    return found
+
+
+def _closing_row(rows: dict[int, _Row], number: int, depth: int) -> Optional[int]:
+    """The first row after ``number`` whose bracket depth drops below ``depth`` on it."""
+    for later in range(number + 1, max(rows) + 1):
+        row = rows.get(later)
+        if row is None:
+            continue
+        level = row.depth
+        for token in row.tokens:
+            if token.type == tokenize.OP and token.string in OPENING:
+                level += 1
+            elif token.type == tokenize.OP and token.string in CLOSING:
+                level -= 1
+                if level < depth:
+                    return later
+    return None
 
 
 def _changed_rows(before: Sequence[str], after: Sequence[str]) -> dict[int, int]:
