@@ -44,7 +44,7 @@ from torchdevice_lint.analysis.tree import (
     string_quote,
     walk,
 )
-from torchdevice_lint.analysis.values import Kind
+from torchdevice_lint.analysis.values import Kind, Place
 
 _CANDIDATE_GLOBAL_NAMES = ("device", "torch_device", "default_device")
 
@@ -153,6 +153,7 @@ class DeviceBinder:
                     device_attribute is not None
                     and device_attribute.kind is Kind.DEVICE
                     and not device_attribute.may_be_cpu
+                    and device_attribute.place is not Place.CPU
                 ):
                     return DeviceChoice("self.device")
                 if self._has_device_property(owner.node) or _moves_with_self_device(owner.node):
@@ -654,6 +655,7 @@ class DeviceBinder:
                 value.kind is not Kind.DEVICE
                 or value.defaults_to_cpu
                 or value.may_be_cpu
+                or value.place is Place.CPU
                 or self._device_of_another_library(name)
             ):
                 non_device_bindings.add(name)
@@ -679,6 +681,7 @@ def _bound_device_name(scope: Scope, site: Optional[int]) -> Optional[str]:
         and scope.env.get(name) is not None
         and scope.env[name].kind is Kind.DEVICE
         and not scope.env[name].may_be_cpu  # the CPU on purpose on some path: not the device
+        and scope.env[name].place is not Place.CPU  # ``cpu = torch.device("cpu")``
     ]
     if not usable:
         return None

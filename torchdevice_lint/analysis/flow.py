@@ -48,7 +48,7 @@ from torchdevice_lint.analysis.tree import (
     string_value,
     walk,
 )
-from torchdevice_lint.analysis.values import DEVICE_OBJECT, UNKNOWN, Kind, Place, Value, merge, merge_call_sites
+from torchdevice_lint.analysis.values import CPU_DEVICE, DEVICE_OBJECT, UNKNOWN, Kind, Place, Value, merge, merge_call_sites
 
 #: Methods of a module whose positional inputs arrive on the module's device.
 ENTRY_METHODS = frozenset(
@@ -729,7 +729,7 @@ class FlowAnalysis:
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
             text = string_value(node)
             if text is not None and parse_device(text) is not None:
-                return DEVICE_OBJECT
+                return CPU_DEVICE if text.startswith("cpu") else DEVICE_OBJECT
             self._evaluate_children(node, scope)
             return UNKNOWN
         if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
@@ -873,6 +873,8 @@ class FlowAnalysis:
             return Value(elements=tuple(grids)) if len(grids) > 1 else UNKNOWN
         if qualified == "torch.device":
             chosen = argument_values[0][1] if argument_values else UNKNOWN
+            if chosen.kind is Kind.DEVICE and chosen.place is Place.CPU:
+                return CPU_DEVICE  # ``torch.device("cpu")``
             return replace(DEVICE_OBJECT, may_be_cpu=chosen.may_be_cpu)
         if qualified in torch_api.TENSOR_FUNCTIONS or qualified.startswith("torch.nn.functional."):
             tensor_values = list(tensor_arguments(argument_values, self.values))

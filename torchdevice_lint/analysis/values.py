@@ -76,6 +76,8 @@ class Value:
 
 UNKNOWN = Value()
 DEVICE_OBJECT = Value(kind=Kind.DEVICE)
+#: ``"cpu"``, ``torch.device("cpu")``: a device naming the CPU, never where ``.cuda()`` places.
+CPU_DEVICE = Value(kind=Kind.DEVICE, place=Place.CPU)
 
 
 def merge(first: Value, second: Value) -> Value:

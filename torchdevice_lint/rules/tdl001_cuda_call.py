@@ -75,8 +75,8 @@ class CudaCall(Rule):
     in a Lightning `LightningModule`, `LightningLite` or `Fabric`; the class's own method that
     returns a device on every path (`<x>.device`, `torch.device(...)`: `self.get_device()`), or in
     a module's `forward` (and what it calls) a function of one parameter of the file or the
-    project that does (tianshou's `torch_device(self)`); never a variable that may
-    be the CPU on purpose (`torch.device("cpu") if gather_on_cpu else torch.device("cuda")`, or
+    project that does (tianshou's `torch_device(self)`); never a variable naming the CPU
+    (`cpu_device = torch.device("cpu")`) or one that may be the CPU on purpose (`torch.device("cpu") if gather_on_cpu else torch.device("cuda")`, or
     the same choice as an `if`/`else` statement binding it, or `self.device`, in both branches:
     only the `torch.cuda.is_available()` test, or a flag asking for CUDA with the CPU as its
     fallback, `"cuda" if args.cuda else "cpu"`, makes such a conditional the device); a device the
@@ -114,6 +114,7 @@ class CudaCall(Rule):
         "def loc_loss(pred, gt):\n    return torch.zeros(gt.size()).to(gt.device) * (pred - gt)\n",
         "def reorient(batch, p):\n    r = batch['rotated'].to(p.device)\n    return torch.where(r, p.t(), p)\n",
         "import torch\n\nw = torch.ones(3).to(grads.device)",
+        "def nms(model, boxes):\n    cpu = torch.device('cpu')\n    return model.to(device)(boxes).to(cpu)\n",
         "x = x.to(device, non_blocking=True)",
         "class Net(nn.Module):\n    def forward(self, x):\n        return self.body(x.to(self.get_device()))\n",
         "def forward(self, obs):\n    return self.body(torch.as_tensor(obs).to(torch_device(self)))\n",
@@ -371,6 +372,13 @@ class CudaCall(Rule):
             '    gather_device = torch.device("cpu") if gather_on_cpu else torch.device("cuda")\n'
             "    for samples in loader:\n        samples = samples.to(device, non_blocking=True)\n"
             "        feats = model(samples).to(gather_device)\n    return feats\n",
+        ),
+        Invalid(  # a variable naming the CPU is not where .cuda() placed (deep_sort's nms: cpu_device)
+            "import torch\n\n\ndef nms(model, boxes):\n    cpu_device = torch.device('cpu')\n"
+            "    model = model.cuda()\n    return model(boxes).to(cpu_device)\n",
+            "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+            "def nms(model, boxes):\n    cpu_device = torch.device('cpu')\n"
+            "    model = model.to(device)\n    return model(boxes).to(cpu_device)\n",
         ),
         Invalid(  # the portable idiom written as a conditional is the device
             "import torch\n\n\ndef run(model, x):\n"

@@ -24,7 +24,8 @@ class NumpyOnDevice(Rule):
     ## What it does
     Flags `.numpy()` on a tensor that lives on the device: one moved with `.to(device)` or
     `.cuda()` or made with a device `device=`, an input of `forward`, a parameter or buffer, or
-    the output of a model that was moved, without a `.cpu()` (or `.to("cpu")`) before it.
+    the output of a model that was moved, without a `.cpu()` (or `.to("cpu")`, or `.to(d)` with
+    `d` bound to `"cpu"` or `torch.device("cpu")`) before it.
     Methods that keep the place (`.detach()`, `.float()`, `.argmax()`, indexing, `.data`) are
     looked through. Tensors whose place is unknown are not flagged, nor is a `.numpy()` under
     a test about NumPy input (`if isinstance(x, np.ndarray):`, `if arg_is_np:`), which gives
@@ -67,6 +68,9 @@ class NumpyOnDevice(Rule):
         "import torch\nx = torch.randn(3).to(device)\ny = x.detach().cpu().numpy()\n",
         "import torch\nx = torch.randn(3).to(device)\ny = x.to('cpu').numpy()\n",
         "import torch\nx = torch.randn(3).to(device)\ny = x.data.cpu().float().numpy()\n",
+        # moved to a variable naming the CPU (deep_sort's nms)
+        "import torch\n\n\ndef nms(boxes):\n    cpu_device = torch.device('cpu')\n"
+        "    boxes = boxes.cuda()\n    return boxes.to(cpu_device).numpy()\n",
         "import torch\nx = torch.randn(3).to(device)\ny = x.numpy(force=True)\n",
         "import torch\nnet = Net()\nprint(net(batch).numpy())\n",
         "import numpy as np\nimport torch\n\ndef scale(image):\n    is_np = isinstance(image, np.ndarray)\n"
