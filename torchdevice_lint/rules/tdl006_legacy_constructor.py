@@ -71,8 +71,9 @@ class LegacyConstructor(Rule):
     `dtype=`: `torch.tensor` infers int64 from them (`torch.LongTensor([1])` becomes
     `torch.tensor([1])`; `[]` keeps it). Any
     other argument (a name, which may be data or a size, unless it is a parameter annotated
-    `int` or defaulting to a whole number, or bound once to a size; `list(...)` and `tuple(...)`
-    are data) is reported without a fix, as is an
+    `int` or defaulting to a whole number, or bound once to a size; `list(...)`, `tuple(...)`,
+    a slice of them and torch's `_pair(...)`-style helpers, or a name bound once to one, are
+    data) is reported without a fix, as is an
     alias. All of these are safe. `torch.set_default_tensor_type(T)` as a statement becomes
     `torch.set_default_dtype(...)`, safe for a CPU type; for a CUDA type a second line
     `torch.set_default_device(device)` follows, which is unsafe: the default device applies to
@@ -115,6 +116,7 @@ class LegacyConstructor(Rule):
         "import torch\nindex = torch.arange(0, n ** 3, 1, dtype=torch.int64)\n",
         "import torch\nimport triton\n\nbuffer = torch.empty(0, dtype=torch.uint8, device='cuda')\n",
         "import torch\ngrid = torch.linspace(0, 1, steps, dtype=torch.get_default_dtype())\n",
+        "import torch\nfrom torch.nn.modules.utils import _pair\n\nk = torch.tensor(_pair(3), dtype=torch.get_default_dtype())\n",
     )
     invalid = (
         Invalid(  # a parameter defaulting to a whole number is a size; list(...) is data (OpenNMT's all_gather_list)
@@ -126,6 +128,17 @@ class LegacyConstructor(Rule):
             "    buffer = torch.empty(max_size, dtype=torch.uint8, device=device)\n    enc = pickle.dumps(data)\n"
             "    buffer[:len(enc)] = torch.tensor(list(enc), dtype=torch.uint8)\n    return buffer\n",
             count=2,
+        ),
+        Invalid(  # a slice of a list and a name bound to _pair(...) are data (torchreid's and HRNet's FLOP hooks)
+            "import torch\nfrom torch.nn.modules.utils import _pair\n\n\ndef hook(m, x, y):\n"
+            "    out_size = _pair(m.output_size)\n    k = torch.Tensor(list(x.size()[2:])) / torch.Tensor(out_size)\n"
+            "    return k * torch.prod(torch.LongTensor(list(y.size())[2:]))\n",
+            "import torch\nfrom torch.nn.modules.utils import _pair\n\n\ndef hook(m, x, y):\n"
+            "    out_size = _pair(m.output_size)\n"
+            "    k = torch.tensor(\n        list(x.size()[2:]), dtype=torch.get_default_dtype()\n"
+            "    ) / torch.tensor(out_size, dtype=torch.get_default_dtype())\n"
+            "    return k * torch.prod(torch.tensor(list(y.size())[2:], dtype=torch.int64))\n",
+            count=3,
         ),
         Invalid(  # a CUDA type combined with a tensor gets that tensor's device
             "import torch\n\n\ndef shifted(x: torch.Tensor, n: int):\n    return x + torch.cuda.FloatTensor(n).fill_(1)\n",
@@ -288,7 +301,7 @@ class LegacyConstructor(Rule):
                 dtype = "torch.get_default_dtype()"
             elif dtype == "torch.int64" and _whole_numbers(arguments[0]):
                 dtype = None  # torch.tensor infers int64 from whole numbers: `torch.tensor([1])`
-        elif len(arguments) == 1 and _makes_a_sequence(arguments[0]):
+        elif len(arguments) == 1 and self._is_sequence(arguments[0]):
             factory = "tensor"  # ``torch.ByteTensor(list(enc))``: data
             if dtype is None:
                 dtype = "torch.get_default_dtype()"
@@ -406,6 +419,21 @@ class LegacyConstructor(Rule):
             return value is not None and self._is_size(value, seen | {node.value})
         return False
 
+    def _is_sequence(self, node: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> bool:
+        """Data for a constructor: ``list(...)`` or ``tuple(...)``, a slice of one
+        (``list(output.size())[2:]``), torch's ``_pair(...)``-style helpers (always a tuple), or
+        a name the enclosing function binds once to one of those (``out_size = _pair(...)``)."""
+        if _makes_a_sequence(node):
+            return True
+        if isinstance(node, cst.Subscript) and all(isinstance(element.slice, cst.Slice) for element in node.slice):
+            return _makes_a_sequence(node.value)
+        if isinstance(node, cst.Call) and len(node.args) == 1 and not node.args[0].star:
+            return self.analysis.qualified_name(node.func) in _TUPLE_HELPERS
+        if isinstance(node, cst.Name) and node.value not in seen and not self._int_parameter(node.value):
+            value = self._only_binding(node.value)
+            return value is not None and self._is_sequence(value, seen | {node.value})
+        return False
+
     def _int_parameter(self, name: str) -> bool:
         """A parameter of the enclosing function annotated ``int``, or not annotated and given a
         whole number as its default: a size, whatever the caller passes (``def __init__(self,
@@ -490,6 +518,12 @@ _FACTORIES_WITH_OUT = frozenset(
 )
 
 #: Methods that set a tensor's dtype, and methods that only move or copy it (no dtype).
+#: torch's helpers that make a tuple of a number or a sequence (torch.nn.modules.utils).
+_TUPLE_HELPERS = frozenset(
+    f"torch.nn.modules.utils.{name}" for name in ("_single", "_pair", "_triple", "_quadruple")
+)
+
+
 def _makes_a_sequence(node: cst.BaseExpression) -> bool:
     """``list(...)`` or ``tuple(...)`` of one argument: a sequence, data for a constructor."""
     return (
