@@ -13,6 +13,7 @@ import pytest
 from torchdevice_lint import fix_source
 from torchdevice_lint.cli import main
 from torchdevice_lint.config import project_layout, project_line_length
+from torchdevice_lint.engine import Linter
 from torchdevice_lint.settings import Settings
 
 RUFF = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
@@ -317,6 +318,8 @@ def test_a_line_that_cannot_be_laid_out_within_the_limit_keeps_its_finding_unfix
     assert result == FOR_HEADER + "y = torch.empty(2, dtype=torch.float32)\n"
     assert max(len(line) for line in result.splitlines()) <= 110
     assert "dtype=torch.int32" in fixed(FOR_HEADER, 130)
+    remaining = Linter(Settings(line_length=110)).fix(source).remaining
+    assert [(finding.line, finding.fix_safety) for finding in remaining] == [(7, None)]  # not offered again
 
 
 

@@ -6,7 +6,7 @@ The flake8 plugin, the CLI and the Python API (`torchdevice_lint.api`) are thin 
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Optional, Sequence
 
 import libcst as cst
@@ -91,6 +91,8 @@ class Linter:
                 )
 
             result, too_long = self._fix(source, unsafe, project, path, keeps)
+        if excluded:
+            result.remaining = _without_fix(result.remaining, excluded, source, result.source)
         return result
 
     def _fix(
@@ -276,6 +278,26 @@ def _brings_cpu_fallback(fix: Fix, module: cst.Module) -> bool:
     return fix.needs_device_binding or any(
         isinstance(new, cst.CSTNode) and "is_available(" in module.code_for_node(new) for _, new in fix.replacements
     )
+
+
+def _without_fix(
+    remaining: list[Finding], excluded: Sequence[tuple[int, int]], before: Source, after: Source
+) -> list[Finding]:
+    """``remaining`` with the findings on the ``excluded`` rows of ``before`` (whose fixes were
+    left: their lines could not be laid out within the line length) marked as having none, so
+    that what ``--fix`` prints does not offer them again."""
+    old_lines, new_lines = (
+        (text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text).splitlines() for text in (before, after)
+    )
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    rows: set[int] = set()
+    for old_start, new_start, size in matcher.get_matching_blocks():
+        rows.update(
+            new_start + offset + 1
+            for offset in range(size)
+            if any(first <= old_start + offset + 1 <= last for first, last in excluded)
+        )
+    return [replace(finding, fix_safety=None) if finding.line in rows else finding for finding in remaining]
 
 
 def _text_of(source: Source, module: cst.Module) -> str:
