@@ -35,7 +35,7 @@ from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.devices import looks_like_accelerator_switch, looks_like_device_name
 from torchdevice_lint.analysis.flow import FlowAnalysis, Scope, names_used_as_tensors
 from torchdevice_lint.analysis.imports import ImportTable, dotted_name
-from torchdevice_lint.analysis.switches import SwitchGuard, defines_switch, device_from, switch_guards
+from torchdevice_lint.analysis.switches import SwitchGuard, defines_switch, device_from, named_as_switch, switch_guards
 from torchdevice_lint.analysis.tree import (
     assignment_targets,
     decorated_with,
@@ -525,7 +525,7 @@ class DeviceBinder:
             unreadable = True
         if unreadable:
             return ""
-        switch_params = [name for name in params if name != "self" and looks_like_accelerator_switch(name)]
+        switch_params = [name for name in params if name != "self" and named_as_switch(name)]
         return self._switch_test(switch_params[0]) if switch_params else None
 
     def _assignments_in(self, function: cst.FunctionDef, target: str) -> list[cst.SimpleStatementLine]:

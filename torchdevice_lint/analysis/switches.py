@@ -6,6 +6,7 @@ which would contradict ``--no-cuda``, ``--gpu_ids -1`` or ``NUM_GPUS=0``."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -24,6 +25,16 @@ class SwitchGuard:
     test: str
     #: The ``if`` statement or conditional expression.
     node: cst.CSTNode
+
+
+#: A count of GPUs (``ngpu``, ``num_gpus``): a switch only where the code tests it, since scripts
+#: often default it to 1 and choose the accelerator with another flag (pytorch/examples' DCGAN).
+_GPU_COUNT = re.compile(r"n(?:um)?_?gpus?")
+
+
+def named_as_switch(parameter: str) -> bool:
+    """A parameter whose name alone makes it the switch: ``gpu_ids``, ``use_cuda``; not a count."""
+    return looks_like_accelerator_switch(parameter) and _GPU_COUNT.fullmatch(parameter.lower().lstrip("_")) is None
 
 
 def switch_in_test(test: cst.BaseExpression) -> Optional[str]:

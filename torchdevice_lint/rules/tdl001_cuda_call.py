@@ -64,8 +64,9 @@ class CudaCall(Rule):
     and under the statements that change it in place (`gpu_ids.append(i)`);
     in a function, a switch guarding its moves whose root it can read (a parameter: `if
     cfg.NUM_GPUS:`, `if len(gpu_ids) > 0:`; `self.gpu_mode` in its class) or a parameter named as
-    one (`gpu_ids`, `use_cuda`) gives `.to(torch.device("cuda" if self.gpu_mode else "cpu"))`, the
-    test written as the file writes it. Where the switch cannot be read at the site (set below
+    one (`gpu_ids`, `use_cuda`; a count such as `ngpu` only where tested) gives
+    `.to(torch.device("cuda" if self.gpu_mode else "cpu"))`, the test written as the file
+    writes it. Where the switch cannot be read at the site (set below
     it), the finding keeps no fix rather than a device that contradicts the switch. The device of
     a tensor the moved one meets in an operation that requires one device (an operand of the
     same arithmetic, comparison or torch combining call, or of the first later statement that
@@ -135,6 +136,7 @@ class CudaCall(Rule):
         "import torch\n\n\ndef step(x, use_gpu):\n    return x.to('cuda' if use_gpu else 'cpu')\n",
         "import torch\n\ngpu_ids = [int(i) for i in opt.gpu_ids.split(',') if int(i) >= 0]\n"
         "device = torch.device('cuda' if len(gpu_ids) > 0 else 'cpu')\nmodel = Net().to(device)\n",
+        "import torch\n\n\ndef run(x, ngpu):\n    if ngpu > 0:\n        x = x.to(torch.device('cuda' if ngpu > 0 else 'cpu'))\n    return x\n",
         "batch = {k: v.to(device) if v is not None else None for k, v in batch.items()}",
         "available = torch.cuda.is_available()",
         "model = model.cpu()",
@@ -276,6 +278,13 @@ class CudaCall(Rule):
             "    def __init__(self, gpu_ids):\n        super().__init__()\n"
             "        self.vgg = Vgg19().to(torch.device(\"cuda\" if len(gpu_ids) > 0 else \"cpu\"))\n",
             count=2,
+        ),
+        Invalid(  # a count of GPUs that nothing tests is no switch (DCGAN's ngpu defaults to 1)
+            "import torch\n\n\nclass Generator(nn.Module):\n    def __init__(self, ngpu):\n"
+            "        super().__init__()\n        self.ngpu = ngpu\n        self.noise = torch.zeros(1).cuda()\n",
+            "import torch\n\ndevice = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n\n\n"
+            "class Generator(nn.Module):\n    def __init__(self, ngpu):\n"
+            "        super().__init__()\n        self.ngpu = ngpu\n        self.noise = torch.zeros(1).to(device)\n",
         ),
         Invalid(  # the class guards its other moves with its own switch
             "import torch\n\n\nclass GAN:\n    def __init__(self, args):\n        self.gpu_mode = args.gpu_mode\n"
