@@ -112,6 +112,7 @@ class DeviceBinder:
         self.preferred_name = name
         self.global_name = self._free_global_name()
         self._strict_evidence: dict[cst.FunctionDef, _Evidence] = {}
+        self._guards_by_node: dict[cst.CSTNode, list[SwitchGuard]] = {}
 
     # ----------------------------------------------------------------- choice
     def choose(
@@ -496,10 +497,10 @@ class DeviceBinder:
         if not isinstance(function, cst.FunctionDef):
             return None
         params = _parameter_names(function)
-        guards = switch_guards(function.body, self.flow.module, self.imports)
+        guards = self._guards_in(function)
         owner = scope.owner_class
         if owner is not None and params and params[0] == "self":
-            guards += [g for g in switch_guards(owner.node, self.flow.module, self.imports) if g.switch.startswith("self.")]
+            guards = guards + [g for g in self._guards_in(owner.node) if g.switch.startswith("self.")]
         unreadable = False
         for guard in guards:
             root = guard.switch.split(".")[0]
@@ -528,6 +529,24 @@ class DeviceBinder:
         switch_params = [name for name in params if name != "self" and named_as_switch(name)]
         return self._switch_test(switch_params[0]) if switch_params else None
 
+    def _guards_in(self, node: cst.FunctionDef | cst.ClassDef) -> list[SwitchGuard]:
+        """The switch guards in a function or class (`analysis.switches`), found once per node."""
+        found = self._guards_by_node.get(node)
+        if found is None:
+            found = self._guards_by_node[node] = switch_guards(node.body, self.flow.module, self.imports)
+        return found
+
+    @functools.cached_property
+    def _guarded_at_module_level(self) -> bool:
+        """Module-level code (not a definition) holds a switch guard."""
+        guards = {id(guard.node) for guard in self._switch_guards}
+        return bool(guards) and any(
+            id(node) in guards
+            for top in self.flow.module.body
+            if not isinstance(top, (cst.FunctionDef, cst.ClassDef))
+            for node in walk(top)
+        )
+
     def _assignments_in(self, function: cst.FunctionDef, target: str) -> list[cst.SimpleStatementLine]:
         """The statements of ``function`` that assign ``target`` (``self.gpu_mode = ...``)."""
         return [
@@ -549,11 +568,7 @@ class DeviceBinder:
         that no top-level line can read (``args`` parsed inside ``if __name__ == "__main__":``)."""
         switch = self.cuda_switch
         if switch is None:
-            return not in_function and any(
-                not isinstance(top, (cst.FunctionDef, cst.ClassDef))
-                and any(guard.node is node for guard in self._switch_guards for node in walk(top))
-                for top in self.flow.module.body
-            )
+            return not in_function and self._guarded_at_module_level
         if statement is None:
             return True
         index = self._top_level_index(statement)
