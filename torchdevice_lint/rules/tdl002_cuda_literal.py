@@ -69,8 +69,9 @@ class CudaLiteral(Rule):
     becomes `device=e.device`, also through a name computed only from it, `n = e.size(0)`)
     comes first, then that of a tensor the factory's result meets in
     one operation requiring one device (`x * torch.ones(3, device="cuda")`) and, in an autograd
-    `Function`'s `forward`/`backward` as in a module's `forward`, that of its first input. Safe
-    for a bare `"cuda"`. Unsafe when the
+    `Function`'s `forward`/`backward` as in a module's `forward`, that of its first input; the
+    repository's own accelerator switch where its code has one, as for TDL001
+    (`device=torch.device("cuda" if self.use_cuda else "cpu")`). Safe for a bare `"cuda"`. Unsafe when the
     literal names an index (`"cuda:0"`, `torch.device("cuda", 1)`), since the fix drops it.
     A device given to a library outside torch (`ctranslate2.Generator(path, device="cuda")`)
     keeps its form: the guarded idiom in place, unsafe, since such a library may take only
@@ -150,6 +151,14 @@ class CudaLiteral(Rule):
             "    def forward(ctx, feats, pts):\n        return torch.zeros((pts.size(0), feats.size(1)), device='cuda')\n",
             "import torch\n\n\nclass Pool(torch.autograd.Function):\n    @staticmethod\n"
             "    def forward(ctx, feats, pts):\n        return torch.zeros((pts.size(0), feats.size(1)), device=feats.device)\n",
+        ),
+        Invalid(  # the class's own switch guards its other moves: the device is built from it
+            "import torch\n\n\nclass M:\n    def __init__(self, args):\n        self.use_cuda = args.cuda\n"
+            "        self.net = Net()\n        if self.use_cuda:\n            self.net.cuda()\n\n"
+            "    def noise(self, n):\n        return torch.zeros(n, device='cuda')\n",
+            "import torch\n\n\nclass M:\n    def __init__(self, args):\n        self.use_cuda = args.cuda\n"
+            "        self.net = Net()\n        if self.use_cuda:\n            self.net.cuda()\n\n"
+            "    def noise(self, n):\n        return torch.zeros(n, device=torch.device('cuda' if self.use_cuda else 'cpu'))\n",
         ),
         Invalid(  # sized from a tensor argument a statement earlier (Occupancy Networks' kernels)
             "import torch\n\n\ndef pool(feats, pts):\n    n = pts.size(0)\n"
