@@ -60,7 +60,7 @@ class RuleContext:
         above = next((self.ancestors[:i] for i in range(len(self.ancestors) - 1, -1, -1) if self.ancestors[i] is node), None)
         above = self.ancestors if above is None else above
         partners = operand_partners(node, above, imports, values)
-        name = assigned_name(node, above)
+        name = assigned_name(node, above, imports)
         if partners or name is None:
             return partners
         statement = self.statement()

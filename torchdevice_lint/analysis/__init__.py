@@ -313,6 +313,19 @@ class FileAnalysis:
                 for target in assignment_targets(node):
                     if isinstance(target, cst.Name):
                         bindings.setdefault(target.value, []).append(node.value)
+                    elif (
+                        isinstance(target, (cst.Tuple, cst.List))
+                        and isinstance(node.value, (cst.Tuple, cst.List))
+                        and len(target.elements) == len(node.value.elements)
+                        and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *node.value.elements))
+                    ):  # ``n, c = x.size(0), x.size(1)``: each name its own value
+                        for part, given in zip(target.elements, node.value.elements):
+                            if isinstance(part.value, cst.Name):
+                                bindings.setdefault(part.value.value, []).append(given.value)
+                            else:
+                                for inner in walk(part.value):
+                                    if isinstance(inner, cst.Name):
+                                        bindings.setdefault(inner.value, []).append(_UNFOLLOWED)
                     elif isinstance(target, (cst.Tuple, cst.List)):  # the parts of what is unpacked
                         # ``row, col = edge_index`` or ``row, col, value = src.coo()``: a method of
                         # the argument (or a torch function of it) gives its parts where it lives.

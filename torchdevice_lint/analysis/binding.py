@@ -365,14 +365,18 @@ class DeviceBinder:
         ``if verbose:``, ``batch["images"]``) with no tensor-only use to outweigh it (a ``Tensor`` annotation, a
         tensor-only method, its ``.device`` read). Locals hold what the flow computed."""
         value = scope.env.get(name)
-        if value is None or value.kind is not Kind.TENSOR:
-            return False
         function = scope.node
-        if not isinstance(function, cst.FunctionDef) or name not in _parameter_names(function):
-            return True
+        if value is None or value.kind not in (Kind.TENSOR, Kind.UNKNOWN) or not isinstance(function, cst.FunctionDef):
+            return value is not None and value.kind is Kind.TENSOR
         evidence = self._strict_evidence.get(function)
         if evidence is None:
             evidence = self._strict_evidence[function] = _strict_tensor_evidence(function, self.imports)
+        if value.kind is Kind.UNKNOWN:
+            # a name the flow could not type, written into by a method only tensors have
+            # (``input_label.scatter_(1, idx, 1.0)``, ``input_label`` made by ``self.Tensor(...)``)
+            return name in evidence.written and not (name in evidence.sizes or name in evidence.sequences)
+        if name not in _parameter_names(function):
+            return True
         return name in evidence.tensors or not (name in evidence.sizes or name in evidence.sequences)
 
     # -------------------------------------------------------------- insertion
@@ -812,6 +816,8 @@ class _Evidence:
     #: Names the body takes single items of by position (``outputs[2 * j]``, ``outputs[-1]``): a
     #: model's list of outputs as often as a tensor, whose ``.device`` a list does not have.
     sequences: frozenset[str] = frozenset()
+    #: Names a method only tensors have writes into (``input_label.scatter_(1, idx, 1.0)``).
+    written: frozenset[str] = frozenset()
 
 
 def _parameter_names(function: cst.FunctionDef) -> list[str]:
@@ -827,6 +833,7 @@ def _strict_tensor_evidence(function: cst.FunctionDef, imports: ImportTable) -> 
             tensors.add(param.name.value)
     sizes: set[str] = set()
     sequences: set[str] = set()
+    written: set[str] = set()
     for node in walk(function.body):
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
             if node.attr.value == "device":
@@ -834,6 +841,12 @@ def _strict_tensor_evidence(function: cst.FunctionDef, imports: ImportTable) -> 
             elif node.attr.value in _NON_TENSOR_MEMBERS:
                 sizes.add(node.value.value)  # g.num_nodes(), batch.keys(): a graph or a mapping
         if isinstance(node, cst.Call):
+            if (
+                isinstance(node.func, cst.Attribute)
+                and isinstance(node.func.value, cst.Name)
+                and node.func.attr.value in torch_api.TENSOR_ONLY_WRITES
+            ):
+                written.add(node.func.value.value)
             callee = imports.qualified_name(node.func) or ""
             if callee in torch_api.FACTORIES or (isinstance(node.func, cst.Name) and node.func.value == "range"):
                 sizes.update(arg.value.value for arg in node.args if arg.keyword is None and isinstance(arg.value, cst.Name))
@@ -849,7 +862,7 @@ def _strict_tensor_evidence(function: cst.FunctionDef, imports: ImportTable) -> 
             sizes.add(node.test.value)  # a flag
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not) and isinstance(node.expression, cst.Name):
             sizes.add(node.expression.value)
-    return _Evidence(frozenset(tensors), frozenset(sizes), frozenset(sequences))
+    return _Evidence(frozenset(tensors), frozenset(sizes), frozenset(sequences), frozenset(written))
 
 
 def _spaced_after_code(statement: cst.BaseStatement, came_after_imports: bool) -> cst.BaseStatement:

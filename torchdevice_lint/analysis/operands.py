@@ -16,7 +16,7 @@ import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.imports import ImportTable
-from torchdevice_lint.analysis.tree import iter_child_nodes
+from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes, walk
 from torchdevice_lint.analysis.values import Kind, Place, Value
 
 _NOT_KEEPING = torch_api.FULL_REDUCTIONS | {"argmax", "argmin", "type_as"}
@@ -48,7 +48,7 @@ def operand_partners(
                 method in torch_api.ELEMENTWISE_WHEN_GIVEN_A_TENSOR and _positional(above)
             ):
                 return _tensor_names([arg.value for arg in above.args], values)
-            if not _keeps_device(method):
+            if not keeps_device(method):
                 return []
             current, index = above, index + 2
             continue
@@ -64,6 +64,9 @@ def operand_partners(
         if isinstance(parent, cst.Comparison):
             return _tensor_names([target.comparator for target in parent.comparisons], values)
         if isinstance(parent, cst.Arg) and isinstance(above, cst.Call):
+            if _wraps(above, parent, imports):
+                current, index = above, index + 2
+                continue
             return _call_partners(above, parent, imports, values)
         if isinstance(parent, cst.Element) and isinstance(above, (cst.Tuple, cst.List)):
             arg = chain[index + 2] if index + 2 < len(chain) else None
@@ -84,24 +87,64 @@ def next_statement_partners(
     block: Optional[cst.CSTNode],
     imports: ImportTable,
     values: Mapping[cst.CSTNode, Value],
+    depth: int = 0,
+    rebound: frozenset[str] = frozenset(),
 ) -> list[cst.Name]:
     """``w = torch.tensor([...]).cuda()`` followed by ``(w * (grads - gt)).mean()``: the
     tensors ``name`` meets in the first statement after ``statement`` in ``block`` that reads
-    it (fastMRI's ``is_rotated = ....cuda()``, a transpose, then ``torch.where(is_rotated, a, p)``)."""
+    it (fastMRI's ``is_rotated = ....cuda()``, a transpose, then ``torch.where(is_rotated, a, p)``).
+    A partner bound again from ``statement`` on is not the tensor there (``g = g.cuda()`` between)."""
     body = getattr(block, "body", None)
     if block is None or not isinstance(body, (list, tuple)):
         return []
     position = next((index for index, line in enumerate(body) if line is statement), len(body))
+    rebound = rebound | _bound_names(statement)
     for later in body[position + 1 :]:
         uses = list(_uses(later, name, [block]))
         if uses:  # the first statement that reads it (or binds it again: no partner then)
-            return [
+            partners = [
                 partner
                 for use, path in uses
                 for partner in operand_partners(use, path, imports, values)
-                if partner.value != name
+                if partner.value != name and partner.value not in rebound
             ]
+            carried = _carried_to(later, name)
+            if partners or carried is None or depth >= 2:
+                return partners
+            # ``r_adv = eps * d`` meets nothing: what it meets, ``d`` meets (``model(ul_x + r_adv)``)
+            return next_statement_partners(carried, later, block, imports, values, depth + 1, rebound)
+        rebound = rebound | _bound_names(later)
     return []
+
+
+def _bound_names(statement: cst.CSTNode) -> frozenset[str]:
+    """The names ``statement`` binds (assignments, ``for`` and ``with`` targets, at any depth)."""
+    names: set[str] = set()
+    for node in walk(statement):
+        targets: list[cst.BaseExpression] = list(assignment_targets(node))
+        if isinstance(node, (cst.For, cst.CompFor)):
+            targets.append(node.target)
+        elif isinstance(node, cst.AsName):
+            targets.append(node.name)
+        elif isinstance(node, cst.NamedExpr):
+            targets.append(node.target)
+        for target in targets:
+            names.update(inner.value for inner in walk(target) if isinstance(inner, cst.Name))
+    return frozenset(names)
+
+
+def _carried_to(statement: cst.CSTNode, name: str) -> Optional[str]:
+    """``r_adv = eps * d``: the other name ``statement`` binds to a value computed from ``name``
+    through what keeps a tensor's device."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    assign = statement.body[0]
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
+        return None
+    target = assign.targets[0].target.value
+    if target == name or not any(part.value == name for part in _device_keeping_parts(assign.value)):
+        return None
+    return target
 
 
 def _uses(
@@ -135,6 +178,14 @@ def _call_partners(
             receiver = values.get(call.func.value)
             if receiver is not None and receiver.kind is Kind.TENSOR:
                 return _tensor_names([call.func.value, *others], values)
+            if (
+                method in torch_api.TENSOR_ONLY_WRITES
+                and isinstance(call.func.value, cst.Name)
+                and (receiver is None or receiver.kind is Kind.UNKNOWN and receiver.place is not Place.CPU)
+            ):
+                # ``input_label.scatter_(1, idx.cuda(), 1.0)``: only a tensor has the method, and
+                # the index goes where it is (``self.Tensor(...)`` made it: unknown to the flow)
+                return [call.func.value, *_tensor_names(others, values)]
     return []
 
 
@@ -156,12 +207,12 @@ def _device_keeping_parts(expression: cst.BaseExpression) -> Iterator[cst.Name]:
     elif (
         isinstance(expression, cst.Call)
         and isinstance(expression.func, cst.Attribute)
-        and _keeps_device(expression.func.attr.value)
+        and keeps_device(expression.func.attr.value)
     ):
         yield from _device_keeping_parts(expression.func.value)
 
 
-def _keeps_device(method: str) -> bool:
+def keeps_device(method: str) -> bool:
     """A tensor method whose result is a tensor of the receiver's shape class on its device: not
     a reduction (a 0-dim result meets any device), not ``type_as`` (the other tensor's device)."""
     return method in torch_api.TENSOR_RETURNING_METHODS and method not in _NOT_KEEPING
@@ -184,9 +235,20 @@ def _tensor_names(expressions: Sequence[cst.BaseExpression], values: Mapping[cst
     return names
 
 
-def assigned_name(node: cst.BaseExpression, ancestors: Sequence[cst.CSTNode]) -> Optional[str]:
+def _wraps(call: cst.Call, arg: cst.Arg, imports: ImportTable) -> bool:
+    """``Variable(d.cuda(), requires_grad=True)``, ``nn.Parameter(w.cuda())``: the wrapper is the
+    tensor it is given (``Variable`` returns it since PyTorch 0.4), on its device."""
+    if imports.qualified_name(call.func) not in torch_api.VARIABLE_CLASSES | torch_api.NN_TENSOR_CLASSES:
+        return False
+    given = next((a for a in call.args if a.keyword is None and not a.star), None)
+    return arg is given or given is None and arg.keyword is not None and arg.keyword.value == "data"
+
+
+def assigned_name(
+    node: cst.BaseExpression, ancestors: Sequence[cst.CSTNode], imports: Optional[ImportTable] = None
+) -> Optional[str]:
     """``w = torch.tensor([...]).cuda().float()``: the one name ``node``'s value is bound to,
-    through methods that keep its device."""
+    through methods that keep its device (and ``Variable(...)``, ``nn.Parameter(...)``)."""
     chain = list(reversed(ancestors))
     current: cst.CSTNode = node
     index = 0
@@ -197,8 +259,11 @@ def assigned_name(node: cst.BaseExpression, ancestors: Sequence[cst.CSTNode]) ->
             and parent.value is current
             and isinstance(above, cst.Call)
             and above.func is parent
-            and _keeps_device(parent.attr.value)
+            and keeps_device(parent.attr.value)
         ):
+            current, index = above, index + 2
+            continue
+        if imports is not None and isinstance(parent, cst.Arg) and isinstance(above, cst.Call) and _wraps(above, parent, imports):
             current, index = above, index + 2
             continue
         if isinstance(parent, cst.Assign) and parent.value is current and len(parent.targets) == 1:

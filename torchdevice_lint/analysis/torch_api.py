@@ -159,6 +159,20 @@ COMBINING_METHODS = frozenset(
     }
 )
 
+#: Combining methods that write into their receiver and exist only on tensors: the receiver of
+#: ``input_label.scatter_(1, index, 1.0)`` is a tensor, whatever made it.
+TENSOR_ONLY_WRITES = frozenset(
+    {
+        "scatter_",
+        "scatter_add_",
+        "scatter_reduce_",
+        "index_copy_",
+        "index_add_",
+        "index_put_",
+        "masked_scatter_",
+    }
+)
+
 #: ``torch.max(a, b)``, ``a.min(b)``: given a second tensor, elementwise like ``maximum``;
 #: given a dimension, a reduction with no partner.
 ELEMENTWISE_WHEN_GIVEN_A_TENSOR = frozenset({"max", "min"})

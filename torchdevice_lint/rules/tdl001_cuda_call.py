@@ -11,7 +11,8 @@ from torchdevice_lint.analysis.guards import (
     in_cuda_only_test,
     under_device_check,
 )
-from torchdevice_lint.analysis.tree import positional_arguments
+from torchdevice_lint.analysis.operands import keeps_device
+from torchdevice_lint.analysis.tree import keyword_argument, positional_arguments
 from torchdevice_lint.analysis.values import Kind
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
@@ -70,8 +71,12 @@ class CudaCall(Rule):
     it), the finding keeps no fix rather than a device that contradicts the switch. The device of
     a tensor the moved one meets in an operation that requires one device (an operand of the
     same arithmetic, comparison or torch combining call, or of the first later statement that
-    reads the name the result is bound to; a torch factory sized from a tensor argument,
-    `torch.zeros(gt.size()).cuda()`, goes with it as TDL002 places it: `x * t.cuda()` becomes `x * t.to(x.device)`), never
+    reads the name the result is bound to, or a name bound from it there, unless the partner is
+    bound again in between; `Variable(...)` and `nn.Parameter(...)` are the tensor they wrap; the
+    receiver of a method only tensors have, `out.scatter_(1, idx.cuda(), 1.0)`; a torch factory sized from a tensor argument,
+    `torch.zeros(gt.size()).cuda()`, goes with it as TDL002 places it: `x * t.cuda()` becomes `x * t.to(x.device)`); a
+    tensor made on the device of the one it copies (`torch.ones_like(x).cuda()`, `x.new_zeros(n).cuda()`)
+    loses the move; never
     of a call of other code, which may move its arguments itself; `self.device`
     in a Lightning `LightningModule`, `LightningLite` or `Fabric`; the class's own method that
     returns a device on every path (`<x>.device`, `torch.device(...)`: `self.get_device()`), or in
@@ -115,6 +120,12 @@ class CudaCall(Rule):
         "def loc_loss(pred, gt):\n    return torch.zeros(gt.size()).to(gt.device) * (pred - gt)\n",
         "def reorient(batch, p):\n    r = batch['rotated'].to(p.device)\n    return torch.where(r, p.t(), p)\n",
         "import torch\n\nw = torch.ones(3).to(grads.device)",
+        "def encode(make, idx, n):\n    out = make(n).zero_()\n    return out.scatter_(1, idx.to(out.device), 1.0)\n",
+        "def vat_loss(model, x, d):\n    d = Variable(d.to(x.device), requires_grad=True)\n    return model(x + d)\n",
+        "def loss_reg(outputs, p):\n    return torch.ones_like(outputs) * p\n",
+        "def f(a, g):\n    w = a.to(device)\n    g = g.to(w.device)\n    return w * g\n",
+        "def loss_ls(outputs):\n    n, c = outputs.size(0), outputs.size(1)\n"
+        "    return torch.full((n, c), 0.1).to(outputs.device)\n",
         "def nms(model, boxes):\n    cpu = torch.device('cpu')\n    return model.to(device)(boxes).to(cpu)\n",
         "x = x.to(device, non_blocking=True)",
         "class Net(nn.Module):\n    def forward(self, x):\n        return self.body(x.to(self.get_device()))\n",
@@ -228,11 +239,43 @@ class CudaCall(Rule):
             "    is_rotated = batch['rotated'].to(prediction.device)\n    rotated = prediction.transpose(-2, -1)\n"
             "    return torch.where(is_rotated, rotated, prediction)\n",
         ),
+        Invalid(  # the receiver of a method only tensors have is a tensor (pix2pixHD's one-hot labels)
+            "import torch\n\n\ndef encode(make, label_map, n):\n    input_label = make(1, n, 4, 4).zero_()\n"
+            "    return input_label.scatter_(1, label_map.long().cuda(), 1.0)\n",
+            "import torch\n\n\ndef encode(make, label_map, n):\n    input_label = make(1, n, 4, 4).zero_()\n"
+            "    return input_label.scatter_(1, label_map.long().to(input_label.device), 1.0)\n",
+        ),
+        Invalid(  # Variable(...) is the tensor it wraps; what the bound name meets later (TorchSSL's VAT loss)
+            "import torch\nfrom torch.autograd import Variable\n\n\ndef vat_loss(model, ul_x: torch.Tensor, d):\n"
+            "    d = Variable(d.cuda(), requires_grad=True)\n    r_adv = 1e-6 * d\n    return model(ul_x + r_adv)\n",
+            "import torch\nfrom torch.autograd import Variable\n\n\ndef vat_loss(model, ul_x: torch.Tensor, d):\n"
+            "    d = Variable(d.to(ul_x.device), requires_grad=True)\n    r_adv = 1e-6 * d\n    return model(ul_x + r_adv)\n",
+        ),
+        Invalid(  # made on the device of the tensor it copies: the move goes (Tf-KD's regularizer)
+            "import torch\n\n\ndef loss_reg(outputs: torch.Tensor, p):\n    soft = torch.ones_like(outputs).cuda()\n"
+            "    return soft * p\n",
+            "import torch\n\n\ndef loss_reg(outputs: torch.Tensor, p):\n    soft = torch.ones_like(outputs)\n"
+            "    return soft * p\n",
+        ),
+        Invalid(  # a partner bound again in between is not that tensor at the move
+            "import torch\n\n\ndef f(a: torch.Tensor, g: torch.Tensor):\n    w = a.cuda()\n    g = g.cuda()\n"
+            "    return w * g\n",
+            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            "def f(a: torch.Tensor, g: torch.Tensor):\n    w = a.to(device)\n    g = g.to(w.device)\n"
+            "    return w * g\n",
+            count=2,
+        ),
         Invalid(  # a factory sized from a tensor argument goes with it, as TDL002 places it
             "import torch\n\n\ndef loc_loss(pred, gt: torch.Tensor):\n"
             "    weight = torch.zeros(gt.size()).cuda()\n    return weight * (pred - gt)\n",
             "import torch\n\n\ndef loc_loss(pred, gt: torch.Tensor):\n"
             "    weight = torch.zeros(gt.size()).to(gt.device)\n    return weight * (pred - gt)\n",
+        ),
+        Invalid(  # ... also through sizes unpacked from a tuple (Tf-KD's label smoothing)
+            "import torch\n\n\ndef loss_ls(outputs: torch.Tensor, labels):\n    n, c = outputs.size(0), outputs.size(1)\n"
+            "    return torch.full((n, c), 0.1).cuda()\n",
+            "import torch\n\n\ndef loss_ls(outputs: torch.Tensor, labels):\n    n, c = outputs.size(0), outputs.size(1)\n"
+            "    return torch.full((n, c), 0.1).to(outputs.device)\n",
         ),
         Invalid(  # code of the project may move its arguments itself: its other arguments say nothing
             "import torch\n\n\ndef report(w: torch.Tensor, dq: torch.Tensor):\n    print(sqnr(w, dq.cuda()))\n",
@@ -463,6 +506,10 @@ class CudaCall(Rule):
             )
             self.report(node, fix=Fix(Safety.SAFE, ((node, replacement),)))
             return
+        if not positional_arguments(node) and self._made_where_its_model_is(func.value):
+            # ``torch.ones_like(outputs).cuda()``: already on ``outputs``' device, the move goes
+            self.report(node, fix=Fix(Safety.SAFE, ((node, func.value),)))
+            return
         moving = func.value.value if isinstance(func.value, cst.Name) else None
         device = self._sized_from_an_argument(func.value) or self.context.device_for(
             operands=self.context.operand_partners(node), moving=moving
@@ -473,6 +520,23 @@ class CudaCall(Rule):
         )
         safety = Safety.UNSAFE if drops_index or positional_arguments(node) else Safety.SAFE
         self.report(node, fix=self.device_fix([(node, replacement)], device, safety))
+
+    def _made_where_its_model_is(self, receiver: cst.BaseExpression) -> bool:
+        """``torch.ones_like(outputs)``, ``x.new_zeros(n)`` (through methods that keep the device,
+        ``.float()``): a tensor made on the device of the tensor it copies, without ``device=``."""
+        while (
+            isinstance(receiver, cst.Call)
+            and isinstance(receiver.func, cst.Attribute)
+            and keeps_device(receiver.func.attr.value)
+            and receiver.func.attr.value not in torch_api.CONVERSION_METHODS
+        ):
+            receiver = receiver.func.value
+        if not isinstance(receiver, cst.Call) or keyword_argument(receiver, "device") is not None:
+            return False
+        if isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value in torch_api.SAME_DEVICE_CONSTRUCTOR_METHODS:
+            return self.analysis.qualified_name(receiver.func) is None
+        qualified = self.analysis.qualified_name(receiver.func) or ""
+        return qualified.startswith("torch.") and qualified.endswith("_like") and bool(positional_arguments(receiver))
 
     def _sized_from_an_argument(self, receiver: cst.BaseExpression) -> Optional[DeviceChoice]:
         """``t.zeros(gt_loc.shape).cuda()`` in ``def loss(pred_loc, gt_loc)`` belongs with
