@@ -10,7 +10,12 @@ import libcst as cst
 from torchdevice_lint.analysis.binding import DeviceBinder, DeviceChoice, bound_before
 from torchdevice_lint.analysis.contract import is_data_loading, runs_on_cpu
 from torchdevice_lint.analysis.flow import FlowAnalysis, Meeting, Scope
-from torchdevice_lint.analysis.guards import in_cuda_only_code, in_test_code, times_with_cuda_events
+from torchdevice_lint.analysis.guards import (
+    beside_cuda_only_code,
+    in_cuda_only_code,
+    in_test_code,
+    times_with_cuda_events,
+)
 from torchdevice_lint.analysis.imports import ImportTable
 from torchdevice_lint.analysis.project import EMPTY_INDEX, ProjectClass, ProjectIndex, ProjectView
 from torchdevice_lint.analysis.receivers import Receiver, ReceiverJudge
@@ -60,6 +65,8 @@ class FileAnalysis:
         #: Whether the text times work with events at all: the walk that tells whether it times GPU
         #: work cost every file asked about CUDA-only code a walk of its whole tree.
         self._mentions_timing = "enable_timing" in text
+        #: Whether the text may wait for the GPU at all (``torch.cuda.synchronize()``, streams, events).
+        self._mentions_waiting = any(word in text for word in ("synchronize", "Stream", "stream(", "Event", "CUDAGraph", "graph("))
         #: Classes of the project's files, seen from this one (see `analysis.project`).
         self.project = ProjectView(project or EMPTY_INDEX, path, text)
         self.flow = FlowAnalysis(module, self.imports, text, self.project)
@@ -93,6 +100,16 @@ class FileAnalysis:
         the project: it imports Triton, TensorRT or PyCUDA, or a module of the project that
         does) or timing GPU work with CUDA events."""
         return self._cuda_only_module or in_cuda_only_code(self.imports, ancestors)
+
+    def beside_cuda_only_code(self, ancestors: Sequence[cst.CSTNode]) -> bool:
+        """Whether the code at the end of ``ancestors`` only runs with code that waits for the
+        GPU (`guards.beside_cuda_only_code`): its findings stay reported, without a fix."""
+        functions = self._beside_cuda_only
+        return bool(functions) and any(node in functions for node in ancestors if isinstance(node, cst.FunctionDef))
+
+    @functools.cached_property
+    def _beside_cuda_only(self) -> frozenset[cst.FunctionDef]:
+        return beside_cuda_only_code(self.imports, self.module) if self._mentions_waiting else frozenset()
 
     @functools.cached_property
     def _cuda_only_module(self) -> bool:

@@ -6,7 +6,7 @@ fallback. Everything works on the path from the module to the node (its ancestor
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 import libcst as cst
 
@@ -131,6 +131,61 @@ def in_cuda_only_code(imports: ImportTable, ancestors: Sequence[cst.CSTNode]) ->
             if isinstance(inner, (cst.Attribute, cst.Name)) and _from_cuda_only_library(imports, inner):
                 return True
     return False
+
+
+def beside_cuda_only_code(imports: ImportTable, module: cst.Module) -> frozenset[cst.FunctionDef]:
+    """Functions that only run together with code that waits for the GPU (`in_cuda_only_code`'s
+    first kind: ``torch.cuda.synchronize()``, CUDA streams or events outside a device check), so
+    making them portable cannot make the program run without CUDA: the other methods of a class
+    one of whose methods waits for the GPU (timm's ``PrefetchLoader.__init__`` beside its
+    CUDA-stream ``__iter__``), a module-level function that calls such a function, and one that
+    only such functions call (dfdc's ``main()`` calling ``train_epoch()``, and ``validate()``
+    called only from ``main()``). Those functions themselves are not included."""
+    waiting = {
+        function
+        for function in walk(module)
+        if isinstance(function, cst.FunctionDef)
+        and any(_needs_a_gpu(imports, call) for call in _unguarded_calls(function.body))
+    }
+    if not waiting:
+        return frozenset()
+    found: set[cst.FunctionDef] = set(waiting)
+    classes = [node for node in walk(module) if isinstance(node, cst.ClassDef)]
+    functions = {statement.name.value: statement for statement in module.body if isinstance(statement, cst.FunctionDef)}
+    #: each module-level function: the module-level functions it calls outside a device check
+    calls = {
+        name: {
+            call.func.value
+            for call in _unguarded_calls(function.body)
+            if isinstance(call.func, cst.Name) and call.func.value in functions
+        }
+        for name, function in functions.items()
+    }
+    #: each module-level function called somewhere: the functions calling it (None: module-level code)
+    callers: dict[str, set[Optional[str]]] = {}
+    for statement in module.body:
+        caller = statement.name.value if isinstance(statement, cst.FunctionDef) else None
+        for node in walk(statement):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in functions:
+                callers.setdefault(node.func.value, set()).add(caller)
+    changed = True
+    while changed:
+        changed = False
+        for owner in classes:
+            methods = [item for item in owner.body.body if isinstance(item, cst.FunctionDef)]
+            if any(method in found for method in methods) and not all(method in found for method in methods):
+                found.update(methods)
+                changed = True
+        for name, function in functions.items():
+            if function in found:
+                continue
+            reached_from = callers.get(name)
+            if any(functions[callee] in found for callee in calls[name]) or (
+                reached_from and None not in reached_from and all(functions[c] in found for c in reached_from if c)
+            ):
+                found.add(function)
+                changed = True
+    return frozenset(found - waiting)
 
 
 def times_with_cuda_events(imports: ImportTable, module: cst.Module) -> bool:

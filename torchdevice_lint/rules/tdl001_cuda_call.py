@@ -31,7 +31,9 @@ class CudaCall(Rule):
     level outside any block, or through a module of the project that imports one there (an
     optional import such as `optional_import("cupy")` does not count), a function that waits for the GPU (`torch.cuda.synchronize()`,
     CUDA events or streams outside a device check) and a module that times GPU work with CUDA
-    events.
+    events. Code that only runs with such a function (another method of its class, a function of
+    the module calling it or called only from such functions) is reported without a fix: making it
+    portable alone cannot make the program run without CUDA.
 
     ## Why is this bad?
     `.cuda()` only works where PyTorch was built with CUDA and a GPU is present. On a laptop,
@@ -163,6 +165,10 @@ class CudaCall(Rule):
         "def make_tensor(d):\n    return d if isinstance(d, torch.Tensor) else torch.tensor(d).cuda()\n",
         "import torch\n\n\ndef timed(model, x):\n    y = model(x.cuda())\n    torch.cuda.synchronize()\n    return y\n",
         "import bitsandbytes as bnb\n\ndef quantize(w):\n    return bnb.functional.quantize_4bit(w.cuda())",
+        # a function beside, not reached from, one that waits for the GPU
+        "import torch\n\n\nclass Loader:\n    def __init__(self, mean):\n        self.mean = mean.to(device)\n",
+        "import torch\n\n\ndef evaluate(model, x):\n    return model(x.to(device))\n\n\n"
+        "def timed(model, x):\n    y = model(x.cuda())\n    torch.cuda.synchronize()\n    return y\n",
         "import torch\nimport triton\n\n\n@triton.jit\ndef _kernel(x_ptr):\n    pass\n\n\n"
         "def test_kernel():\n    x = torch.randn(8).cuda()\n    assert fast_op(x).shape == x.shape",
     )
@@ -195,6 +201,31 @@ class CudaCall(Rule):
         Invalid(  # under a CUDA check: reported, not rewritten (the branch only runs with CUDA)
             "import torch\nif torch.cuda.is_available():\n    x = x.cuda()\n",
             "import torch\nif torch.cuda.is_available():\n    x = x.cuda()\n",
+        ),
+        Invalid(  # a function calling one that waits for the GPU, and one only it calls: reported, not rewritten
+            "import torch\n\n\ndef train_epoch(model, loader):\n    for x in loader:\n"
+            "        model(x.cuda()).sum().backward()\n        torch.cuda.synchronize()\n\n\n"
+            "def validate(model, loader):\n    return [model(x.cuda()) for x in loader]\n\n\n"
+            "def main(model, loader):\n    model = model.cuda()\n    train_epoch(model, loader)\n"
+            "    validate(model, loader)\n\n\nif __name__ == '__main__':\n    main(make(), load())\n",
+            "import torch\n\n\ndef train_epoch(model, loader):\n    for x in loader:\n"
+            "        model(x.cuda()).sum().backward()\n        torch.cuda.synchronize()\n\n\n"
+            "def validate(model, loader):\n    return [model(x.cuda()) for x in loader]\n\n\n"
+            "def main(model, loader):\n    model = model.cuda()\n    train_epoch(model, loader)\n"
+            "    validate(model, loader)\n\n\nif __name__ == '__main__':\n    main(make(), load())\n",
+            count=2,
+        ),
+        Invalid(  # the other methods of a class one of whose methods uses CUDA streams (timm's PrefetchLoader)
+            "import torch\n\n\nclass PrefetchLoader:\n    def __init__(self, loader, mean):\n"
+            "        self.loader = loader\n        self.mean = torch.tensor(mean).cuda().view(1, 3, 1, 1)\n\n"
+            "    def __iter__(self):\n        stream = torch.cuda.Stream()\n        for x in self.loader:\n"
+            "            with torch.cuda.stream(stream):\n                x = x.cuda(non_blocking=True).sub_(self.mean)\n"
+            "            yield x\n",
+            "import torch\n\n\nclass PrefetchLoader:\n    def __init__(self, loader, mean):\n"
+            "        self.loader = loader\n        self.mean = torch.tensor(mean).cuda().view(1, 3, 1, 1)\n\n"
+            "    def __iter__(self):\n        stream = torch.cuda.Stream()\n        for x in self.loader:\n"
+            "            with torch.cuda.stream(stream):\n                x = x.cuda(non_blocking=True).sub_(self.mean)\n"
+            "            yield x\n",
         ),
         Invalid(  # code named for the GPU is CUDA-only by construction: reported, not rewritten
             "class ToGPU:\n    def __call__(self, x):\n        return x.cuda()\n",
@@ -489,8 +520,10 @@ class CudaCall(Rule):
         if any(arg.star for arg in node.args):
             self.report(node)
             return
-        if under_device_check(self.analysis.module, self.context.ancestors) or in_code_named_for_cuda(
-            self.context.ancestors
+        if (
+            under_device_check(self.analysis.module, ancestors)
+            or in_code_named_for_cuda(ancestors)
+            or self.analysis.beside_cuda_only_code(ancestors)
         ):
             self.report(node)  # taken only with CUDA (a guard, a `ToGPU` class): `.to(device)` changes nothing
             return

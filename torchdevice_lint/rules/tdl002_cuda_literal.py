@@ -490,6 +490,7 @@ class CudaLiteral(Rule):
             or in_cuda_only_test(module, ancestors)
             or in_code_named_for_cuda(ancestors)
             or self.analysis.in_cuda_only_code(ancestors)
+            or self.analysis.beside_cuda_only_code(ancestors)
         )
 
     def _inside_cuda_api(self) -> bool:

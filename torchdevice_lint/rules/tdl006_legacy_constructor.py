@@ -322,7 +322,9 @@ class LegacyConstructor(Rule):
         device of the argument it is computed with, or the device in scope."""
         if not qualified.startswith("torch.cuda."):
             return Fix(Safety.SAFE, ((replaced, call),))
-        if self.analysis.in_cuda_only_code(self.context.ancestors):  # stays on the GPU, as written
+        ancestors = self.context.ancestors
+        if self.analysis.in_cuda_only_code(ancestors) or self.analysis.beside_cuda_only_code(ancestors):
+            # stays on the GPU, as written
             cuda = f"{self.analysis.binder.quote}cuda{self.analysis.binder.quote}"
             return Fix(Safety.SAFE, ((replaced, append_argument(call, argument(expression(cuda), "device"))),))
         met = self._tensor_met(constructor)
