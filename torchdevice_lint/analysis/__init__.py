@@ -401,6 +401,8 @@ class FileAnalysis:
             qualified = self.qualified_name(node.func)
             if qualified is not None and qualified.startswith("torch."):
                 continue
+            if isinstance(node.func, cst.Name) and node.func.value in _NUMBER_BUILTINS and qualified is None:
+                continue  # ``torch.tensor(range(N, 0, -1))``: numbers, no tensor of another origin
             if isinstance(node.func, cst.Attribute):
                 receiver = _read_names(node.func.value)
                 if receiver and receiver <= names.keys() | {"torch"}:
@@ -417,6 +419,10 @@ class FileAnalysis:
 
     def scopes_of(self, functions: Sequence[cst.FunctionDef]) -> list[Scope]:
         return [self.flow.scopes[f] for f in functions if f in self.flow.scopes]
+
+
+#: Builtins that give numbers or sequences of numbers, never a tensor from elsewhere.
+_NUMBER_BUILTINS = frozenset({"range", "len", "int", "float", "slice"})
 
 
 def _given_only_own_state(owner: cst.ClassDef, body: cst.FunctionDef, parameter: str) -> bool:

@@ -37,6 +37,7 @@ from torchdevice_lint.analysis.flow import FlowAnalysis, Scope, names_used_as_te
 from torchdevice_lint.analysis.imports import ImportTable, dotted_name
 from torchdevice_lint.analysis.switches import SwitchGuard, defines_switch, device_from, named_as_switch, switch_guards
 from torchdevice_lint.analysis.tree import (
+    annotated_expression,
     assignment_targets,
     decorated_with,
     iter_child_nodes,
@@ -829,7 +830,7 @@ def _strict_tensor_evidence(function: cst.FunctionDef, imports: ImportTable) -> 
     tensors = set(names_used_as_tensors(function, imports, lenient=False))
     for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
         annotation = param.annotation
-        if annotation is not None and (imports.qualified_name(annotation.annotation) or "") == "torch.Tensor":
+        if annotation is not None and (imports.qualified_name(annotated_expression(annotation)) or "") == "torch.Tensor":
             tensors.add(param.name.value)
     sizes: set[str] = set()
     sequences: set[str] = set()

@@ -58,6 +58,46 @@ def names_used_as_tensors(function: cst.FunctionDef, imports: ImportTable, lenie
     return found | {unpacked_from[name] for name in found if name in unpacked_from}
 
 
+#: Methods that NumPy arrays do not have either: called on the result of another object's
+#: method, they show a tensor (``grad.isnan()``, ``grad.sign()``).
+_RESULT_TENSOR_EVIDENCE = torch_api.TENSOR_ONLY_METHODS | frozenset(
+    {"isnan", "isinf", "abs", "sign", "cpu", "cuda", "backward", "sigmoid", "exp", "log", "clamp", "norm", "dim"}
+)
+
+
+def calls_bound_to_tensors(function: cst.FunctionDef) -> frozenset[cst.Call]:
+    """The calls whose result ``function`` assigns to a name it uses as a tensor (a method that
+    NumPy arrays lack), alone or as an operand of arithmetic (``grad = obj.m(x) * k``, then
+    ``grad.isnan()``); not in nested functions."""
+    names: set[str] = set()
+    assignments: list[cst.Assign] = []
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.FunctionDef or type(node) is cst.ClassDef or type(node) is cst.Lambda:
+            continue
+        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.attr.value in _RESULT_TENSOR_EVIDENCE:
+            names.add(node.value.value)
+        elif type(node) is cst.Assign:
+            assignments.append(node)
+        stack.extend(iter_child_nodes(node))
+    found: set[cst.Call] = set()
+    for node in assignments:
+        if any(
+            type(target.target) is cst.Name and target.target.value in names for target in node.targets
+        ):
+            pending: list[cst.BaseExpression] = [node.value]
+            while pending:
+                value = pending.pop()
+                if type(value) is cst.Call:
+                    found.add(value)
+                elif type(value) is cst.BinaryOperation:
+                    pending += [value.left, value.right]
+                elif type(value) is cst.UnaryOperation:
+                    pending.append(value.expression)
+    return frozenset(found)
+
+
 #: Keywords of a torch call that, given ``x.dtype`` or ``x.device``, show ``x`` is a tensor.
 _PLACING_KEYWORDS = frozenset({"dtype", "device"})
 

@@ -19,6 +19,7 @@ from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.devices import looks_like_accelerator_flag, looks_like_device_name, parse_device
 from torchdevice_lint.analysis.evidence import (
     assigned_names,
+    calls_bound_to_tensors,
     is_expected_error_block,
     is_type_test,
     methods_reached_from,
@@ -36,6 +37,7 @@ from torchdevice_lint.analysis.semantics import (
     tensor_arguments,
 )
 from torchdevice_lint.analysis.tree import (
+    annotated_expression,
     decorated_with,
     is_expression,
     is_none,
@@ -108,6 +110,7 @@ class FlowAnalysis:
         #: CPU factories that values computed elsewhere were written into (``k[:, :n] = x @ y``).
         self._filled: set[cst.Call] = set()
         self._tensor_evidence: dict[tuple[cst.FunctionDef, bool], set[str]] = {}
+        self._bound_to_tensors: dict[cst.FunctionDef, frozenset[cst.Call]] = {}
         self._run()
 
     # ---------------------------------------------------------------- setup
@@ -321,7 +324,7 @@ class FlowAnalysis:
     def _annotation_value(self, annotation: Optional[cst.Annotation]) -> Value:
         if annotation is None:
             return UNKNOWN
-        qualified = self.imports.qualified_name(annotation.annotation)
+        qualified = self.imports.qualified_name(annotated_expression(annotation))
         if qualified in torch_api.LEGACY_TENSOR_TYPES or qualified == "torch.nn.Parameter":
             return Value(Kind.TENSOR)  # ``mask: torch.BoolTensor``: a tensor, on any device
         if qualified == "torch.device":
@@ -901,7 +904,12 @@ class FlowAnalysis:
             return Value(Kind.LOADER)
         if qualified in torch_api.IN_PLACE_CLASSES:
             return Value(Kind.IN_PLACE)
-        tensor_values = [value for _, value in tensor_arguments(argument_values, self.values) if value.kind is Kind.TENSOR]
+        # What was moved to the device (``inputs = x.to(device)``) and given to torch is a tensor.
+        tensor_values = [
+            value
+            for _, value in tensor_arguments(argument_values, self.values)
+            if value.kind is Kind.TENSOR or value.kind is Kind.UNKNOWN and value.place is Place.DEVICE
+        ]
         if tensor_values and torch_api.computes_tensor(qualified):
             return Value(Kind.TENSOR, combine(tensor_values).place)  # what it makes is new: no factory to fix
         return UNKNOWN
@@ -967,8 +975,38 @@ class FlowAnalysis:
         if receiver.kind is Kind.UNKNOWN and receiver.place is Place.DEVICE and method in torch_api.TENSOR_RETURNING_METHODS:
             return Value(place=Place.DEVICE)  # a model's output, reshaped: still where it was
         if receiver.kind in (Kind.UNKNOWN, Kind.IN_PLACE):
-            return self._evaluate_own_method(node, receiver, method, argument_values, scope)
+            result = self._evaluate_own_method(node, receiver, method, argument_values, scope)
+            if result == UNKNOWN and receiver.kind is Kind.UNKNOWN and self._computed_by_another_object(node, argument_values):
+                return Value(Kind.TENSOR, Place.DEVICE)
+            return result
         return UNKNOWN
+
+    def _computed_by_another_object(self, node: cst.Call, argument_values) -> bool:
+        """``grad = self.estimator.loss_gradient(x=x, y=y)``, then ``grad.isnan()``: another
+        object's method given a tensor on the device, whose result the function uses as a
+        tensor, computed it there (the device-agnostic contract: ART's PGD momentum, 478d9a7b71).
+        Not a method of the module's own class (``self.m``: its body decides), of a library
+        (``np.abs``), nor a result the function never uses as a tensor (NumPy predictions)."""
+        func = node.func
+        if not isinstance(func, cst.Attribute) or isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+            return False
+        if self.imports.qualified_name(func) is not None or node not in self._tensor_bound_calls():
+            return False
+        return any(
+            value.kind is Kind.TENSOR and value.place is Place.DEVICE and not value.origins
+            for _, value in argument_values
+        )
+
+    def _tensor_bound_calls(self) -> frozenset[cst.Call]:
+        """The calls whose result the function being walked binds to a name it uses as a tensor
+        (``grad = obj.m(x) * k`` with ``grad.isnan()`` below)."""
+        function = self._body
+        if function is None:
+            return frozenset()
+        calls = self._bound_to_tensors.get(function)
+        if calls is None:
+            calls = self._bound_to_tensors[function] = calls_bound_to_tensors(function)
+        return calls
 
     def _evaluate_own_method(self, node, receiver: Value, method: str, argument_values, scope) -> Value:
         """``self.helper(x)`` or ``model.init_hidden(n)`` on a class of this file."""

@@ -45,7 +45,12 @@ def is_zero_dim_factory(call: cst.Call, qualified: str) -> bool:
     if qualified in torch_api.DATA_FACTORIES:
         data = positional[0] if positional else keyword_argument(call, "data")
         is_sequence = isinstance(data, (cst.List, cst.Tuple)) and bool(data.elements)
-        return not (is_sequence or isinstance(data, cst.ListComp))
+        # ``torch.tensor(x[begin:end])``: a slice of an array or a sequence is one too, of rank 1
+        # or more (ART's feature adversaries, edccfbfdfb).
+        sliced = isinstance(data, cst.Subscript) and any(isinstance(e.slice, cst.Slice) for e in data.slice)
+        # ``torch.tensor(range(N, 0, -1))``: a range is a sequence (pyro's autocorrelation, d52e215af9).
+        ranged = isinstance(data, cst.Call) and isinstance(data.func, cst.Name) and data.func.value == "range"
+        return not (is_sequence or sliced or ranged or isinstance(data, cst.ListComp))
     if qualified == "torch.from_numpy":
         return False
     size = positional[0] if positional else keyword_argument(call, "size")

@@ -152,6 +152,19 @@ def positional_arguments(call: cst.Call) -> list[cst.BaseExpression]:
     return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
 
 
+def annotated_expression(annotation: cst.Annotation) -> cst.BaseExpression:
+    """What an annotation names; a forward reference (``x: "torch.Tensor"``, ART's style where
+    torch is imported for type checking only) is read as the dotted name it quotes."""
+    node = annotation.annotation
+    if type(node) is cst.SimpleString:
+        text = string_value(node)
+        if text and all(part.isidentifier() for part in text.split(".")):
+            parsed = cst.parse_expression(text)
+            if isinstance(parsed, (cst.Name, cst.Attribute)):
+                return parsed
+    return node
+
+
 def string_value(node: cst.BaseExpression) -> Optional[str]:
     if type(node) is cst.SimpleString:
         # Without escapes or line endings to translate the text between the quotes is the
