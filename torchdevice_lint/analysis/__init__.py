@@ -19,7 +19,7 @@ from torchdevice_lint.analysis.guards import (
 from torchdevice_lint.analysis.imports import ImportTable
 from torchdevice_lint.analysis.project import EMPTY_INDEX, ProjectClass, ProjectIndex, ProjectView
 from torchdevice_lint.analysis.receivers import Receiver, ReceiverJudge
-from torchdevice_lint.analysis.tree import assignment_targets, self_attribute, walk
+from torchdevice_lint.analysis.tree import assignment_targets, reads_parameter, self_attribute, walk
 from torchdevice_lint.analysis.values import UNKNOWN, Kind, Place, Value
 
 if TYPE_CHECKING:  # settings imports the rules, which import this package
@@ -315,6 +315,9 @@ class FileAnalysis:
             return cached
         scope = self.flow.scopes.get(function)
         derived = {name: name for name in scope.tensor_params} if scope is not None else {}
+        # Items of parameters used as tensors stand for the caller's tensors as parameters do.
+        items = scope.parameter_items if scope is not None else set()
+        derived.update((name, name) for name in items)
         for name in self._given_to_numpy(function):
             derived.pop(name, None)  # NumPy reads it: on the CPU by the function's own contract
         bindings: dict[str, list[cst.BaseExpression]] = {}
@@ -366,7 +369,12 @@ class FileAnalysis:
                     changed = True
         rebound: dict[str, int] = {}
         for name, values in bindings.items():
-            foreign = [value for value in values if not self._computed_from(value, derived)]
+            foreign = [
+                value
+                for value in values
+                if not self._computed_from(value, derived)
+                and not (name in items and scope is not None and reads_parameter(value, scope.parameters))
+            ]
             if name in derived and foreign:
                 del derived[name]  # a parameter rebound to something else
                 if scope is not None and name in scope.tensor_params:
@@ -407,6 +415,8 @@ class FileAnalysis:
                 receiver = _read_names(node.func.value)
                 if receiver and receiver <= names.keys() | {"torch"}:
                     continue
+                if _root_name(node.func.value) in names:
+                    continue  # ``task_idcs[..., self.index].unsqueeze(-1)``: a method of part of it
             return False
         return True
 
@@ -419,6 +429,13 @@ class FileAnalysis:
 
     def scopes_of(self, functions: Sequence[cst.FunctionDef]) -> list[Scope]:
         return [self.flow.scopes[f] for f in functions if f in self.flow.scopes]
+
+
+def _root_name(node: cst.BaseExpression) -> Optional[str]:
+    """``x`` of ``x[i, self.k]`` or ``x.mT``: the name an item or attribute chain starts from."""
+    while isinstance(node, (cst.Subscript, cst.Attribute)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
 
 
 #: Builtins that give numbers or sequences of numbers, never a tensor from elsewhere.

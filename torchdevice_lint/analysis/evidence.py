@@ -58,27 +58,44 @@ def names_used_as_tensors(function: cst.FunctionDef, imports: ImportTable, lenie
     return found | {unpacked_from[name] for name in found if name in unpacked_from}
 
 
-#: Methods that NumPy arrays do not have either: called on the result of another object's
-#: method, they show a tensor (``grad.isnan()``, ``grad.sign()``).
-_RESULT_TENSOR_EVIDENCE = torch_api.TENSOR_ONLY_METHODS | frozenset(
-    {"isnan", "isinf", "abs", "sign", "cpu", "cuda", "backward", "sigmoid", "exp", "log", "clamp", "norm", "dim"}
+#: Members that NumPy arrays (and numbers) do not have either: read off a value of unknown
+#: kind, they show a tensor (``grad.isnan()``, ``grad.sign()``, ``task_idcs.long()``).
+_STRONG_TENSOR_EVIDENCE = torch_api.TENSOR_ONLY_METHODS | frozenset(
+    {"isnan", "isinf", "abs", "sign", "cpu", "cuda", "backward", "sigmoid", "exp", "log", "clamp", "norm", "dim",
+     "long", "mT"}
 )
 
 
-def calls_bound_to_tensors(function: cst.FunctionDef) -> frozenset[cst.Call]:
-    """The calls whose result ``function`` assigns to a name it uses as a tensor (a method that
-    NumPy arrays lack), alone or as an operand of arithmetic (``grad = obj.m(x) * k``, then
-    ``grad.isnan()``); not in nested functions."""
+def names_shown_as_tensors(function: cst.FunctionDef) -> set[str]:
+    """Names of ``function`` (not of nested functions) read with a member only tensors have, or
+    called with ``.size()``/``.view()``."""
     names: set[str] = set()
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.FunctionDef or type(node) is cst.ClassDef or type(node) is cst.Lambda:
+            continue
+        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.attr.value in _STRONG_TENSOR_EVIDENCE:
+            names.add(node.value.value)
+        elif type(node) is cst.Call:
+            func = node.func
+            if type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value in _CALLED_TENSOR_EVIDENCE:
+                names.add(func.value.value)
+        stack.extend(iter_child_nodes(node))
+    return names
+
+
+def calls_bound_to_tensors(function: cst.FunctionDef, names: set[str]) -> frozenset[cst.Call]:
+    """The calls whose result ``function`` assigns to one of ``names`` (`names_shown_as_tensors`),
+    alone or as an operand of arithmetic (``grad = obj.m(x) * k``, then ``grad.isnan()``); not in
+    nested functions."""
     assignments: list[cst.Assign] = []
     stack: list[cst.CSTNode] = [function.body]
     while stack:
         node = stack.pop()
         if type(node) is cst.FunctionDef or type(node) is cst.ClassDef or type(node) is cst.Lambda:
             continue
-        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.attr.value in _RESULT_TENSOR_EVIDENCE:
-            names.add(node.value.value)
-        elif type(node) is cst.Assign:
+        if type(node) is cst.Assign:
             assignments.append(node)
         stack.extend(iter_child_nodes(node))
     found: set[cst.Call] = set()

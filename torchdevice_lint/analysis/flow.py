@@ -23,6 +23,7 @@ from torchdevice_lint.analysis.evidence import (
     is_expected_error_block,
     is_type_test,
     methods_reached_from,
+    names_shown_as_tensors,
     names_used_as_tensors,
 )
 from torchdevice_lint.analysis.imports import ImportTable, dotted_name
@@ -46,6 +47,7 @@ from torchdevice_lint.analysis.tree import (
     keyword_argument,
     method_named,
     positional_arguments,
+    reads_parameter,
     self_attribute,
     string_value,
     walk,
@@ -111,6 +113,7 @@ class FlowAnalysis:
         self._filled: set[cst.Call] = set()
         self._tensor_evidence: dict[tuple[cst.FunctionDef, bool], set[str]] = {}
         self._bound_to_tensors: dict[cst.FunctionDef, frozenset[cst.Call]] = {}
+        self._strong_evidence: dict[cst.FunctionDef, set[str]] = {}
         self._run()
 
     # ---------------------------------------------------------------- setup
@@ -311,6 +314,14 @@ class FlowAnalysis:
                 scope.tensor_params.add(name)
             scope.env[name] = value
             scope.bound_at[name] = scope.start
+        scope.parameters = {
+            param.name.value
+            for index, param in enumerate([*positional, *params.kwonly_params])
+            if not (index == 0 and (is_method or autograd))
+        }
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                scope.parameters.add(star.name.value)
         if is_method and owner is not None:
             self_name = positional[0].name.value
             if owner.is_module:
@@ -613,6 +624,9 @@ class FlowAnalysis:
             name = target.value
             if value.kind is Kind.UNKNOWN and looks_like_device_name(name) and source is not None and not is_none(source):
                 value = DEVICE_OBJECT
+            elif value == UNKNOWN and source is not None and self._parameter_item(name, source, scope):
+                value = Value(Kind.TENSOR)  # the caller's tensor, where the caller put it
+                scope.parameter_items.add(name)
             scope.env[name] = value
             scope.bound_at.setdefault(name, self._counter)
             if value.kind is Kind.DEVICE:
@@ -652,6 +666,15 @@ class FlowAnalysis:
                         for element, index in zip((e for e in target.slice if isinstance(e.slice, cst.Index)), indices)
                     ]
                 self._record_meeting(target, participants)
+
+    def _parameter_item(self, name: str, source: cst.BaseExpression, scope: Scope) -> bool:
+        """``task_idcs = params[0] if torch.is_tensor(params[0]) else params[0][0]`` then
+        ``task_idcs.long()`` (gpytorch's Hadamard likelihood, a6ffc953d0), ``pos = data.pos``
+        then ``pos.size(1)``: an item or attribute of a parameter the body uses as a tensor."""
+        function = scope.node
+        if not isinstance(function, cst.FunctionDef) or name not in self._shown_as_tensors(function):
+            return False
+        return reads_parameter(source, scope.parameters)
 
     def _set_attribute(self, owner: ClassInfo, name: str, value: Value, source: Optional[cst.BaseExpression]) -> None:
         if value.kind is Kind.UNKNOWN and looks_like_device_name(name) and source is not None and not is_none(source):
@@ -997,6 +1020,12 @@ class FlowAnalysis:
             for _, value in argument_values
         )
 
+    def _shown_as_tensors(self, function: cst.FunctionDef) -> set[str]:
+        names = self._strong_evidence.get(function)
+        if names is None:
+            names = self._strong_evidence[function] = names_shown_as_tensors(function)
+        return names
+
     def _tensor_bound_calls(self) -> frozenset[cst.Call]:
         """The calls whose result the function being walked binds to a name it uses as a tensor
         (``grad = obj.m(x) * k`` with ``grad.isnan()`` below)."""
@@ -1005,7 +1034,7 @@ class FlowAnalysis:
             return frozenset()
         calls = self._bound_to_tensors.get(function)
         if calls is None:
-            calls = self._bound_to_tensors[function] = calls_bound_to_tensors(function)
+            calls = self._bound_to_tensors[function] = calls_bound_to_tensors(function, self._shown_as_tensors(function))
         return calls
 
     def _evaluate_own_method(self, node, receiver: Value, method: str, argument_values, scope) -> Value:

@@ -59,6 +59,11 @@ class Scope:
     device_tensor_params: list[str] = field(default_factory=list)
     #: Parameters that hold tensors (by annotation, use or the values passed), wherever they live.
     tensor_params: set[str] = field(default_factory=set)
+    #: Every parameter's name (``*params`` and ``**kwargs`` too), but ``self``/``cls``.
+    parameters: set[str] = field(default_factory=set)
+    #: Names bound only to an item or attribute of a parameter (``task_idcs = params[0]``, ``pos
+    #: = data.pos``) that the body uses as a tensor: the caller's tensors, as the parameters are.
+    parameter_items: set[str] = field(default_factory=set)
     start: int = 0
 
     def lookup(self, name: str) -> Optional[Value]:

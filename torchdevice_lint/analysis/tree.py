@@ -165,6 +165,18 @@ def annotated_expression(annotation: cst.Annotation) -> cst.BaseExpression:
     return node
 
 
+def reads_parameter(node: cst.BaseExpression, parameters: set[str]) -> bool:
+    """An item or attribute (of an item...) of one of ``parameters``, on every side of a
+    conditional expression: ``params[0] if ok else params[0][0]``, ``data.pos``."""
+    if isinstance(node, cst.IfExp):
+        return reads_parameter(node.body, parameters) and reads_parameter(node.orelse, parameters)
+    if not isinstance(node, (cst.Subscript, cst.Attribute)):
+        return False
+    while isinstance(node, (cst.Subscript, cst.Attribute)):
+        node = node.value
+    return isinstance(node, cst.Name) and node.value in parameters
+
+
 def string_value(node: cst.BaseExpression) -> Optional[str]:
     if type(node) is cst.SimpleString:
         # Without escapes or line endings to translate the text between the quotes is the

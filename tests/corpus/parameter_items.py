@@ -1,0 +1,58 @@
+# An item or attribute of a parameter that the body uses as a tensor (a member only tensors
+# have) is the caller's tensor, on the caller's device, as the parameter itself would be.
+# Shapes from gpytorch's Hadamard likelihood (``*params``, a6ffc953d0) and PyG's SamplePoints
+# (``data.pos``, 9bda1eb5bb), with hard negatives.
+import numpy as np
+import torch
+from torch.utils.data import Dataset
+
+
+class TaskNoise:
+    def __init__(self, num_tasks: int):
+        self.num_tasks = num_tasks
+
+    def noise(self, base_shape, *params, **kwargs):
+        task_idcs = params[0] if torch.is_tensor(params[0]) else params[0][0]
+        task_idcs = task_idcs.long()
+        all_tasks = torch.arange(self.num_tasks).unsqueeze(-1)  # expect: TDL003  meets task_idcs
+        return torch.eq(all_tasks, task_idcs.mT)
+
+    def noise_fixed(self, base_shape, *params, **kwargs):
+        task_idcs = params[0] if torch.is_tensor(params[0]) else params[0][0]
+        task_idcs = task_idcs.long()
+        all_tasks = torch.arange(self.num_tasks, device=task_idcs.device).unsqueeze(-1)  # ok: TDL003
+        return torch.eq(all_tasks, task_idcs.mT)
+
+    def count(self, *params):
+        sizes = params[0]
+        counts = torch.zeros(self.num_tasks)  # ok: TDL003  sizes is never used as a tensor
+        return counts + sizes
+
+
+class SamplePoints:
+    def __init__(self, num: int):
+        self.num = num
+
+    def __call__(self, data):
+        pos, face = data.pos, data.face
+        assert pos.size(1) == 3
+        frac = torch.rand(self.num, 2)  # expect: TDL003  meets the points read off data
+        vec = pos[face[1]] - pos[face[0]]
+        return pos[face[0]] + frac[:, :1] * vec
+
+
+class HostNumbers:
+    def __call__(self, data):
+        pos = data.pos
+        scale = np.abs(pos).max()  # a NumPy array: no tensor-only member
+        return torch.ones(3) * scale  # ok: TDL003
+
+
+class PointsDataset(Dataset):
+    def __init__(self, samples):
+        self.samples = samples
+
+    def __getitem__(self, index):
+        points = self.samples[index]["pos"]
+        noise = torch.randn(points.size(0), 3)  # ok: TDL003  data loading runs on the CPU
+        return points.unsqueeze(0) + noise
