@@ -9,6 +9,7 @@ import libcst as cst
 
 from torchdevice_lint.analysis.binding import DeviceBinder, DeviceChoice, bound_before
 from torchdevice_lint.analysis.contract import is_data_loading, runs_on_cpu
+from torchdevice_lint.analysis.evidence import is_type_test
 from torchdevice_lint.analysis.flow import FlowAnalysis, Meeting, Scope
 from torchdevice_lint.analysis.guards import (
     beside_cuda_only_code,
@@ -391,11 +392,17 @@ class FileAnalysis:
         return self._rebound_later.get(function, {})
 
     def _given_to_numpy(self, function: cst.FunctionDef) -> set[str]:
+        """Names NumPy reads: on the CPU by the function's own contract. Not a name the function
+        tests for being a tensor (``if torch.is_tensor(array): ... else: np.pad(array, ...)``,
+        whisper's ``pad_or_trim``, f680570016): NumPy reads only what is not a tensor."""
         names: set[str] = set()
+        tested: set[str] = set()
         for node in walk(function.body):
             if isinstance(node, cst.Call) and (self.qualified_name(node.func) or "").startswith("numpy."):
                 names.update(arg.value.value for arg in node.args if isinstance(arg.value, cst.Name))
-        return names
+            elif isinstance(node, cst.If) and is_type_test(node.test):
+                tested.update(name.value for name in walk(node.test) if isinstance(name, cst.Name))
+        return names - tested
 
     def _computed_from(self, expression: cst.BaseExpression, names: dict[str, str]) -> bool:
         if not _read_names(expression) & names.keys():
