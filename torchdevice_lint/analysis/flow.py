@@ -627,6 +627,9 @@ class FlowAnalysis:
             elif value == UNKNOWN and source is not None and self._parameter_item(name, source, scope):
                 value = Value(Kind.TENSOR)  # the caller's tensor, where the caller put it
                 scope.parameter_items.add(name)
+            scope.list_parts.pop(name, None)
+            if isinstance(source, cst.List) and not any(isinstance(e, cst.StarredElement) for e in source.elements):
+                scope.list_parts[name] = [(e.value, self.values.get(e.value, UNKNOWN)) for e in source.elements]
             scope.env[name] = value
             scope.bound_at.setdefault(name, self._counter)
             if value.kind is Kind.DEVICE:
@@ -904,6 +907,12 @@ class FlowAnalysis:
             return replace(DEVICE_OBJECT, may_be_cpu=chosen.may_be_cpu)
         if qualified in torch_api.TENSOR_FUNCTIONS or qualified.startswith("torch.nn.functional."):
             tensor_values = list(tensor_arguments(argument_values, self.values))
+            if qualified in torch_api.COMBINING_FUNCTIONS:
+                # ``subsets = [torch.tensor([i])]``, ``subsets.append(col[mask])``, ``torch.cat(subsets)``
+                # (PyG's k_hop_subgraph, b713e68eef): what the list holds meets there.
+                for arg, _ in argument_values:
+                    if isinstance(arg.value, cst.Name) and scope.lookup(arg.value.value) is not None:
+                        tensor_values += scope.list_parts.get(arg.value.value, [])
             if qualified in torch_api.COMBINING_FUNCTIONS or _compares_two_tensors(qualified, argument_values):
                 self._record_meeting(node, tensor_values)
             result = combine([value for _, value in tensor_values])
@@ -962,6 +971,11 @@ class FlowAnalysis:
     def _evaluate_method_call(self, node, receiver: Value, method: str, argument_values, scope) -> Value:
         if method in ("to", "cuda", "cpu", "type_as"):
             return self._evaluate_move(node, receiver, method)
+        if method == "append" and isinstance(node.func.value, cst.Name) and len(argument_values) == 1:
+            parts = scope.list_parts.get(node.func.value.value)
+            if parts is not None and scope.lookup(node.func.value.value) is receiver:
+                parts.append((argument_values[0][0].value, argument_values[0][1]))
+                return UNKNOWN
         if receiver.kind is Kind.MODULE:
             if method in ("float", "half", "double", "bfloat16", "train", "eval", "requires_grad_"):
                 return receiver

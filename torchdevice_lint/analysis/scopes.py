@@ -64,6 +64,9 @@ class Scope:
     #: Names bound only to an item or attribute of a parameter (``task_idcs = params[0]``, ``pos
     #: = data.pos``) that the body uses as a tensor: the caller's tensors, as the parameters are.
     parameter_items: set[str] = field(default_factory=set)
+    #: Names bound to a list literal, with the expressions (and values) it holds: its elements
+    #: and what ``name.append(x)`` added since, on any path.
+    list_parts: dict[str, list[tuple[cst.BaseExpression, Value]]] = field(default_factory=dict)
     start: int = 0
 
     def lookup(self, name: str) -> Optional[Value]:
