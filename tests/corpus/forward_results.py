@@ -66,3 +66,39 @@ class PickedEntries(nn.Module):
     def forward(self, x, i: int):
         table = torch.arange(10)
         return x * table[i]  # ok: TDL003  one element: a 0-dim tensor may meet any device
+
+
+class BaseKernel(nn.Module):
+    def forward(self, x1, x2):
+        return (x1 * x2).sum(-1)
+
+
+class KernelWithGrad(BaseKernel):
+    """``super().forward(...)`` of a module on the device gives its output there (gpytorch's
+    RBFKernelGrad diagonal, a0ad6c03bd)."""
+
+    def forward(self, x1, x2):
+        n, d = x1.shape[-2:]
+        kernel_diag = super().forward(x1, x2)
+        grad_diag = torch.ones(1, n * d)  # expect: TDL003  cat with the base forward's output
+        return torch.cat((kernel_diag, grad_diag), dim=-1)
+
+
+class KernelWithGradFixed(BaseKernel):
+    def forward(self, x1, x2):
+        n, d = x1.shape[-2:]
+        kernel_diag = super().forward(x1, x2)
+        grad_diag = torch.ones(1, n * d, device=x1.device)  # ok: TDL003
+        return torch.cat((kernel_diag, grad_diag), dim=-1)
+
+
+class HostTable:
+    def forward(self, rows):
+        return rows
+
+
+class CountingTable(HostTable):
+    def forward(self, rows):
+        kept = super().forward(rows)
+        extra = torch.zeros(1, 3)  # ok: TDL003  not a module: nothing says where its rows live
+        return torch.cat((kept, extra))

@@ -905,6 +905,9 @@ class FlowAnalysis:
             if chosen.kind is Kind.DEVICE and chosen.place is Place.CPU:
                 return CPU_DEVICE  # ``torch.device("cpu")``
             return replace(DEVICE_OBJECT, may_be_cpu=chosen.may_be_cpu)
+        written = keyword_argument(node, "out")
+        if written is not None:
+            self._meet_out_tensors(written, argument_values)
         if qualified in torch_api.TENSOR_FUNCTIONS or qualified.startswith("torch.nn.functional."):
             tensor_values = list(tensor_arguments(argument_values, self.values))
             if qualified in torch_api.COMBINING_FUNCTIONS:
@@ -945,6 +948,26 @@ class FlowAnalysis:
         if tensor_values and torch_api.computes_tensor(qualified):
             return Value(Kind.TENSOR, combine(tensor_values).place)  # what it makes is new: no factory to fix
         return UNKNOWN
+
+    def _meet_out_tensors(self, written: cst.BaseExpression, argument_values) -> None:
+        """``torch.linalg.cholesky_ex(A, out=(L, torch.empty(n, dtype=torch.int32)))``: a torch
+        function writes its results where its inputs live, so the ``out=`` tensors (one, or a
+        tuple of them) meet its tensor inputs (gpytorch's psd_safe_cholesky, 101d3729b3)."""
+        value = self.values.get(written, UNKNOWN)
+        if isinstance(written, (cst.Tuple, cst.List)):
+            parts = [(element.value, self.values.get(element.value, UNKNOWN)) for element in written.elements]
+        else:
+            parts = [(written, replace(value, elements=None))]
+            parts += [(written, element) for element in value.elements or ()]
+        if not any(part.is_cpu_factory_tensor for _, part in parts):
+            return
+        inputs = [
+            (arg.value, argument)
+            for arg, argument in argument_values
+            if arg.keyword is None and (argument.kind is Kind.TENSOR or argument.place is Place.DEVICE) and not argument.origins
+        ]
+        if inputs:
+            self._record_meeting(written, [*inputs, *parts])
 
     def _evaluate_factory(self, node: cst.Call, qualified: str) -> Value:
         device = keyword_argument(node, "device")
@@ -1011,12 +1034,21 @@ class FlowAnalysis:
             return Value(Kind.TENSOR, receiver.place)  # only tensors have .detach(), .unsqueeze(), ...
         if receiver.kind is Kind.UNKNOWN and receiver.place is Place.DEVICE and method in torch_api.TENSOR_RETURNING_METHODS:
             return Value(place=Place.DEVICE)  # a model's output, reshaped: still where it was
+        if method == "forward" and self._super_call(node.func.value):
+            # ``super().forward(x1, x2)`` in a module that runs on the device: the base class's
+            # forward of this module, its output there too (gpytorch's RBFKernelGrad, a0ad6c03bd).
+            self_value = scope.lookup("self")
+            if self_value is not None and self_value.kind is Kind.MODULE and self_value.place is Place.DEVICE:
+                return Value(place=Place.DEVICE)
         if receiver.kind in (Kind.UNKNOWN, Kind.IN_PLACE):
             result = self._evaluate_own_method(node, receiver, method, argument_values, scope)
             if result == UNKNOWN and receiver.kind is Kind.UNKNOWN and self._computed_by_another_object(node, argument_values):
                 return Value(Kind.TENSOR, Place.DEVICE)
             return result
         return UNKNOWN
+
+    def _super_call(self, node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super"
 
     def _computed_by_another_object(self, node: cst.Call, argument_values) -> bool:
         """``grad = self.estimator.loss_gradient(x=x, y=y)``, then ``grad.isnan()``: another

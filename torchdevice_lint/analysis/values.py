@@ -101,6 +101,12 @@ def merge(first: Value, second: Value) -> Value:
     elements = None
     if first.elements is not None and second.elements is not None and len(first.elements) == len(second.elements):
         elements = tuple(merge(a, b) for a, b in zip(first.elements, second.elements))
+    elif (first.elements is None) != (second.elements is None):
+        # ``if out is not None: out = (out, torch.empty(n))``: a factory in the tuple built on one
+        # path still arrives on that path, as a factory bound to a name does.
+        built = first.elements if first.elements is not None else second.elements
+        if built is not None and any(element.origins for element in built):
+            elements = tuple(merge(element, UNKNOWN) for element in built)
     # A device that is None on either path (``device=None``) may be the CPU after the merge.
     return Value(
         kind,
