@@ -78,7 +78,8 @@ class CudaCall(Rule):
     receiver of a method only tensors have, `out.scatter_(1, idx.cuda(), 1.0)`; a torch factory sized from a tensor argument,
     `torch.zeros(gt.size()).cuda()`, goes with it as TDL002 places it: `x * t.cuda()` becomes `x * t.to(x.device)`); a
     tensor made on the device of the one it copies (`torch.ones_like(x).cuda()`, `x.new_zeros(n).cuda()`)
-    loses the move; never
+    loses the move, and so does a `torch.nn` loss made without tensors (`nn.MSELoss()`, no
+    `weight=`) in a function where the fix would otherwise use the module device line; never
     of a call of other code, which may move its arguments itself; `self.device`
     in a Lightning `LightningModule`, `LightningLite` or `Fabric`; the class's own method that
     returns a device on every path (`<x>.device`, `torch.device(...)`: `self.get_device()`), or in
@@ -125,6 +126,7 @@ class CudaCall(Rule):
         "def encode(make, idx, n):\n    out = make(n).zero_()\n    return out.scatter_(1, idx.to(out.device), 1.0)\n",
         "def vat_loss(model, x, d):\n    d = Variable(d.to(x.device), requires_grad=True)\n    return model(x + d)\n",
         "def loss_reg(outputs, p):\n    return torch.ones_like(outputs) * p\n",
+        "def get_loss(outputs, target):\n    criterion = nn.MSELoss(reduction='mean')\n    return criterion(outputs, target)\n",
         "def f(a, g):\n    w = a.to(device)\n    g = g.to(w.device)\n    return w * g\n",
         "def loss_ls(outputs):\n    n, c = outputs.size(0), outputs.size(1)\n"
         "    return torch.full((n, c), 0.1).to(outputs.device)\n",
@@ -281,6 +283,12 @@ class CudaCall(Rule):
             "    d = Variable(d.cuda(), requires_grad=True)\n    r_adv = 1e-6 * d\n    return model(ul_x + r_adv)\n",
             "import torch\nfrom torch.autograd import Variable\n\n\ndef vat_loss(model, ul_x: torch.Tensor, d):\n"
             "    d = Variable(d.to(ul_x.device), requires_grad=True)\n    r_adv = 1e-6 * d\n    return model(ul_x + r_adv)\n",
+        ),
+        Invalid(  # a torch.nn loss made without tensors holds none: the move goes rather than add a device line
+            "import torch\nfrom torch import nn\n\n\ndef get_loss(outputs, target):\n"
+            "    criterion = nn.MSELoss(reduction='mean').cuda()\n    return sum(criterion(o, target) for o in outputs)\n",
+            "import torch\nfrom torch import nn\n\n\ndef get_loss(outputs, target):\n"
+            "    criterion = nn.MSELoss(reduction='mean')\n    return sum(criterion(o, target) for o in outputs)\n",
         ),
         Invalid(  # made on the device of the tensor it copies: the move goes (Tf-KD's regularizer)
             "import torch\n\n\ndef loss_reg(outputs: torch.Tensor, p):\n    soft = torch.ones_like(outputs).cuda()\n"
@@ -547,12 +555,34 @@ class CudaCall(Rule):
         device = self._sized_from_an_argument(func.value) or self.context.device_for(
             operands=self.context.operand_partners(node), moving=moving
         )
+        if (
+            device.inserts_binding
+            and not positional_arguments(node)
+            and self.context.enclosing_functions()
+            and self._stateless_loss(func.value)
+        ):
+            # ``nn.MSELoss().cuda()`` in a function: nothing to move; no module device line for it
+            self.report(node, fix=Fix(Safety.SAFE, ((node, func.value),)))
+            return
         replacement = node.with_changes(
             func=func.with_changes(attr=cst.Name("to")),
             args=without_trailing_comma([argument(expression(device.expression)), *kept]),
         )
         safety = Safety.UNSAFE if drops_index or positional_arguments(node) else Safety.SAFE
         self.report(node, fix=self.device_fix([(node, replacement)], device, safety))
+
+    def _stateless_loss(self, receiver: cst.BaseExpression) -> bool:
+        """``nn.MSELoss(reduction="mean")``: a loss of ``torch.nn`` made without a tensor (no
+        positional argument, no ``weight=``/``pos_weight=``) holds no parameters or buffers, and
+        its ``.cuda()`` moves nothing."""
+        if not isinstance(receiver, cst.Call):
+            return False
+        qualified = self.analysis.qualified_name(receiver.func) or ""
+        return (
+            torch_api.is_torch_nn_module_class(qualified)
+            and qualified.endswith("Loss")
+            and all(arg.keyword is not None and arg.keyword.value not in ("weight", "pos_weight") for arg in receiver.args)
+        )
 
     def _made_where_its_model_is(self, receiver: cst.BaseExpression) -> bool:
         """``torch.ones_like(outputs)``, ``x.new_zeros(n)`` (through methods that keep the device,
