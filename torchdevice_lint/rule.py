@@ -10,7 +10,8 @@ from typing import ClassVar, Optional, Sequence
 import libcst as cst
 
 from torchdevice_lint.analysis import DeviceChoice, FileAnalysis
-from torchdevice_lint.analysis.operands import assigned_name, next_statement_partners, operand_partners
+from torchdevice_lint.analysis.binding import bound_before
+from torchdevice_lint.analysis.operands import assigned_name, bound_names, next_statement_partners, operand_partners
 from torchdevice_lint.findings import Fix, Replacement, Report, Safety
 
 
@@ -66,7 +67,26 @@ class RuleContext:
         statement = self.statement()
         index = next((i for i in range(len(self.ancestors) - 1, -1, -1) if self.ancestors[i] is statement), 0)
         block = self.ancestors[index - 1] if index > 0 else None
-        return next_statement_partners(name, statement, block, imports, values) if statement is not None else []
+        if statement is None:
+            return []
+        functions = self.enclosing_functions()
+        function = functions[0] if functions and isinstance(functions[0], cst.FunctionDef) else None
+        scope = self.analysis.flow.scopes.get(function) if function is not None else None
+        site = self.analysis.flow.statement_order.get(statement, 0)
+        existing = (lambda n: bound_before(scope, n, site)) if scope is not None else None
+        partners = next_statement_partners(name, statement, block, imports, values, existing=existing)
+        if partners and function is not None and scope is not None:
+            # a partner bound after the move, computed only from a tensor argument the function
+            # never binds again, is where that argument is
+            derived = self.analysis.argument_derived_names(function)
+            assigned = bound_names(function.body)
+            partners = [
+                cst.Name(derived[p.value])
+                if p.value in derived and not bound_before(scope, p.value, site) and derived[p.value] not in assigned
+                else p
+                for p in partners
+            ]
+        return partners
 
     def report(self, rule: "Rule", node: cst.CSTNode, message: Optional[str] = None, fix: Optional[Fix] = None) -> None:
         top_level = self.ancestors[1] if len(self.ancestors) > 1 else node

@@ -10,7 +10,7 @@ call of unknown code (``sqnr(w, dq.cuda())`` may move its arguments itself).
 
 from __future__ import annotations
 
-from typing import Iterator, Mapping, Optional, Sequence
+from typing import Callable, Iterator, Mapping, Optional, Sequence
 
 import libcst as cst
 
@@ -89,16 +89,18 @@ def next_statement_partners(
     values: Mapping[cst.CSTNode, Value],
     depth: int = 0,
     rebound: frozenset[str] = frozenset(),
+    existing: Optional[Callable[[str], bool]] = None,
 ) -> list[cst.Name]:
     """``w = torch.tensor([...]).cuda()`` followed by ``(w * (grads - gt)).mean()``: the
     tensors ``name`` meets in the first statement after ``statement`` in ``block`` that reads
     it (fastMRI's ``is_rotated = ....cuda()``, a transpose, then ``torch.where(is_rotated, a, p)``).
-    A partner bound again from ``statement`` on is not the tensor there (``g = g.cuda()`` between)."""
+    A partner bound again from ``statement`` on is not the tensor there (``g = g.cuda()`` between),
+    unless ``existing`` says the name did not exist at ``statement`` (bound first after it)."""
     body = getattr(block, "body", None)
     if block is None or not isinstance(body, (list, tuple)):
         return []
     position = next((index for index, line in enumerate(body) if line is statement), len(body))
-    rebound = rebound | _bound_names(statement)
+    rebound = rebound | bound_names(statement)
     for later in body[position + 1 :]:
         uses = list(_uses(later, name, [block]))
         if uses:  # the first statement that reads it (or binds it again: no partner then)
@@ -106,18 +108,19 @@ def next_statement_partners(
                 partner
                 for use, path in uses
                 for partner in operand_partners(use, path, imports, values)
-                if partner.value != name and partner.value not in rebound
+                if partner.value != name
+                and not (partner.value in rebound and (existing is None or existing(partner.value)))
             ]
-            carried = _carried_to(later, name)
-            if partners or carried is None or depth >= 2:
+            carried = _carried_to(later, name, imports)
+            if partners or carried is None or depth >= 3:
                 return partners
             # ``r_adv = eps * d`` meets nothing: what it meets, ``d`` meets (``model(ul_x + r_adv)``)
-            return next_statement_partners(carried, later, block, imports, values, depth + 1, rebound)
-        rebound = rebound | _bound_names(later)
+            return next_statement_partners(carried, later, block, imports, values, depth + 1, rebound, existing)
+        rebound = rebound | bound_names(later)
     return []
 
 
-def _bound_names(statement: cst.CSTNode) -> frozenset[str]:
+def bound_names(statement: cst.CSTNode) -> frozenset[str]:
     """The names ``statement`` binds (assignments, ``for`` and ``with`` targets, at any depth)."""
     names: set[str] = set()
     for node in walk(statement):
@@ -133,16 +136,26 @@ def _bound_names(statement: cst.CSTNode) -> frozenset[str]:
     return frozenset(names)
 
 
-def _carried_to(statement: cst.CSTNode, name: str) -> Optional[str]:
-    """``r_adv = eps * d``: the other name ``statement`` binds to a value computed from ``name``
-    through what keeps a tensor's device."""
+def _carried_to(statement: cst.CSTNode, name: str, imports: ImportTable) -> Optional[str]:
+    """``r_adv = eps * d``, ``mesh = torch.stack([xx, yy])``, ``mesh = mesh.float()``: the name
+    ``statement`` binds to a value computed from ``name`` through what keeps a tensor's device
+    (or a torch function joining tensors into one)."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
         return None
     assign = statement.body[0]
     if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
         return None
     target = assign.targets[0].target.value
-    if target == name or not any(part.value == name for part in _device_keeping_parts(assign.value)):
+    value = assign.value
+    if (
+        isinstance(value, cst.Call)
+        and imports.qualified_name(value.func) in torch_api.COMBINING_FUNCTIONS
+        and value.args
+        and isinstance(value.args[0].value, (cst.List, cst.Tuple))
+    ):
+        joined = [element.value for element in value.args[0].value.elements]
+        return target if any(part.value == name for item in joined for part in _device_keeping_parts(item)) else None
+    if not any(part.value == name for part in _device_keeping_parts(value)):
         return None
     return target
 
@@ -269,5 +282,18 @@ def assigned_name(
         if isinstance(parent, cst.Assign) and parent.value is current and len(parent.targets) == 1:
             target = parent.targets[0].target
             return target.value if isinstance(target, cst.Name) else None
+        assign = chain[index + 2] if index + 2 < len(chain) else None
+        if (
+            isinstance(parent, cst.Element)
+            and isinstance(above, cst.Tuple)
+            and isinstance(assign, cst.Assign)
+            and assign.value is above
+            and len(assign.targets) == 1
+        ):  # ``xx, yy = xx.cuda(), yy.cuda()``: the name in the same place
+            target = assign.targets[0].target
+            position = next(i for i, element in enumerate(above.elements) if element is parent)
+            if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(above.elements):
+                bound = target.elements[position].value
+                return bound.value if isinstance(bound, cst.Name) else None
         return None
     return None

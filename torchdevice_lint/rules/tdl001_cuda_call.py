@@ -73,8 +73,9 @@ class CudaCall(Rule):
     it), the finding keeps no fix rather than a device that contradicts the switch. The device of
     a tensor the moved one meets in an operation that requires one device (an operand of the
     same arithmetic, comparison or torch combining call, or of the first later statement that
-    reads the name the result is bound to, or a name bound from it there, unless the partner is
-    bound again in between; `Variable(...)` and `nn.Parameter(...)` are the tensor they wrap; the
+    reads the name the result is bound to, or a name bound from it there (`torch.stack`, `torch.cat`
+    joining it included; a partner first bound later and computed only from a tensor argument
+    stands for that argument), unless the partner is bound again in between; `Variable(...)` and `nn.Parameter(...)` are the tensor they wrap; the
     receiver of a method only tensors have, `out.scatter_(1, idx.cuda(), 1.0)`; a torch factory sized from a tensor argument,
     `torch.zeros(gt.size()).cuda()`, goes with it as TDL002 places it: `x * t.cuda()` becomes `x * t.to(x.device)`); a
     tensor made on the device of the one it copies (`torch.ones_like(x).cuda()`, `x.new_zeros(n).cuda()`)
@@ -128,6 +129,8 @@ class CudaCall(Rule):
         "def loss_reg(outputs, p):\n    return torch.ones_like(outputs) * p\n",
         "def get_loss(outputs, target):\n    criterion = nn.MSELoss(reduction='mean')\n    return criterion(outputs, target)\n",
         "def f(a, g):\n    w = a.to(device)\n    g = g.to(w.device)\n    return w * g\n",
+        "def anchors(xx, anchor_wh):\n    xx = xx.to(anchor_wh.device)\n    mesh = torch.stack([xx, xx])\n"
+        "    return torch.cat([mesh, anchor_wh.unsqueeze(-1)])\n",
         "def loss_ls(outputs):\n    n, c = outputs.size(0), outputs.size(1)\n"
         "    return torch.full((n, c), 0.1).to(outputs.device)\n",
         "def nms(model, boxes):\n    cpu = torch.device('cpu')\n    return model.to(device)(boxes).to(cpu)\n",
@@ -295,6 +298,20 @@ class CudaCall(Rule):
             "    return soft * p\n",
             "import torch\n\n\ndef loss_reg(outputs: torch.Tensor, p):\n    soft = torch.ones_like(outputs)\n"
             "    return soft * p\n",
+        ),
+        Invalid(  # joined and reshaped, then met with a tensor computed from an argument (JDE's generate_anchor)
+            "import torch\n\n\ndef generate_anchor(h, w, anchor_wh):\n"
+            "    yy, xx = torch.meshgrid(torch.arange(h), torch.arange(w))\n    xx, yy = xx.cuda(), yy.cuda()\n"
+            "    mesh = torch.stack([xx, yy], dim=0)\n    mesh = mesh.unsqueeze(0).float()\n"
+            "    offsets = anchor_wh.unsqueeze(-1).unsqueeze(-1).repeat(1, 1, h, w)\n"
+            "    return torch.cat([mesh, offsets], dim=1)\n",
+            "import torch\n\n\ndef generate_anchor(h, w, anchor_wh):\n"
+            "    yy, xx = torch.meshgrid(torch.arange(h), torch.arange(w))\n"
+            "    xx, yy = xx.to(anchor_wh.device), yy.to(anchor_wh.device)\n"
+            "    mesh = torch.stack([xx, yy], dim=0)\n    mesh = mesh.unsqueeze(0).float()\n"
+            "    offsets = anchor_wh.unsqueeze(-1).unsqueeze(-1).repeat(1, 1, h, w)\n"
+            "    return torch.cat([mesh, offsets], dim=1)\n",
+            count=2,
         ),
         Invalid(  # a partner bound again in between is not that tensor at the move
             "import torch\n\n\ndef f(a: torch.Tensor, g: torch.Tensor):\n    w = a.cuda()\n    g = g.cuda()\n"
