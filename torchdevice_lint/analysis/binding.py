@@ -33,7 +33,8 @@ import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.devices import looks_like_accelerator_switch, looks_like_device_name
-from torchdevice_lint.analysis.flow import FlowAnalysis, Scope, names_used_as_tensors
+from torchdevice_lint.analysis.evidence import body_nodes, names_used_as_tensors
+from torchdevice_lint.analysis.flow import FlowAnalysis, Scope
 from torchdevice_lint.analysis.imports import ImportTable, dotted_name
 from torchdevice_lint.analysis.switches import SwitchGuard, defines_switch, device_from, named_as_switch, switch_guards
 from torchdevice_lint.analysis.tree import (
@@ -827,7 +828,7 @@ def _parameter_names(function: cst.FunctionDef) -> list[str]:
 
 
 def _strict_tensor_evidence(function: cst.FunctionDef, imports: ImportTable) -> _Evidence:
-    tensors = set(names_used_as_tensors(function, imports, lenient=False))
+    tensors = names_used_as_tensors(body_nodes(function), imports, lenient=False)
     for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
         annotation = param.annotation
         if annotation is not None and (imports.qualified_name(annotated_expression(annotation)) or "") == "torch.Tensor":

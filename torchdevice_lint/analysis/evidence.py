@@ -13,18 +13,29 @@ from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes,
 _FORWARD_TENSOR_EVIDENCE = frozenset({"size", "shape", "view", "dim", "ndim", "device", "dtype", "reshape"})
 
 
-def names_used_as_tensors(function: cst.FunctionDef, imports: ImportTable, lenient: bool) -> set[str]:
-    """Names the body treats as tensors: tensor-only methods; in ``forward`` also ``.shape``
-    and being passed to ``torch.*`` functions."""
+def body_nodes(function: cst.FunctionDef) -> list[cst.CSTNode]:
+    """The nodes of a function's body, not those inside its nested functions, classes and
+    lambdas: one walk that the evidence below reads, each in its own way."""
+    nodes: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        # ``type(...) is``, not ``isinstance``: this walks every function, and LibCST's classes
+        # are abstract-base-class instances whose ``isinstance`` is slow (none of these has subclasses).
+        if type(node) is not cst.FunctionDef and type(node) is not cst.ClassDef and type(node) is not cst.Lambda:
+            stack.extend(iter_child_nodes(node))
+    return nodes
+
+
+def names_used_as_tensors(body: list[cst.CSTNode], imports: ImportTable, lenient: bool) -> set[str]:
+    """Names a function's `body_nodes` treat as tensors: tensor-only methods; in ``forward``
+    also ``.shape`` and being passed to ``torch.*`` functions."""
     evidence = torch_api.TENSOR_ONLY_METHODS | (_FORWARD_TENSOR_EVIDENCE if lenient else frozenset())
     found: set[str] = set()
     #: ``row, col = edge_index``: what the rows show of the tensor they come from.
     unpacked_from: dict[str, str] = {}
-    stack: list[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        # ``type(...) is``, not ``isinstance``: this walks every function, and LibCST's classes
-        # are abstract-base-class instances whose ``isinstance`` is slow (none of these has subclasses).
+    for node in body:
         if type(node) is cst.Attribute and type(node.value) is cst.Name and node.attr.value in evidence:
             found.add(node.value.value)
         elif type(node) is cst.Call:
@@ -52,9 +63,6 @@ def names_used_as_tensors(function: cst.FunctionDef, imports: ImportTable, lenie
                     for element in target.target.elements:
                         if isinstance(element.value, cst.Name):
                             unpacked_from[element.value.value] = node.value.value
-        elif type(node) is cst.FunctionDef or type(node) is cst.ClassDef or type(node) is cst.Lambda:
-            continue
-        stack.extend(iter_child_nodes(node))
     return found | {unpacked_from[name] for name in found if name in unpacked_from}
 
 
@@ -66,41 +74,27 @@ _STRONG_TENSOR_EVIDENCE = torch_api.TENSOR_ONLY_METHODS | frozenset(
 )
 
 
-def names_shown_as_tensors(function: cst.FunctionDef) -> set[str]:
-    """Names of ``function`` (not of nested functions) read with a member only tensors have, or
-    called with ``.size()``/``.view()``."""
+def names_shown_as_tensors(body: list[cst.CSTNode]) -> set[str]:
+    """Names a function's `body_nodes` read with a member only tensors have, or call with
+    ``.size()``/``.view()``."""
     names: set[str] = set()
-    stack: list[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        if type(node) is cst.FunctionDef or type(node) is cst.ClassDef or type(node) is cst.Lambda:
-            continue
+    for node in body:
         if type(node) is cst.Attribute and type(node.value) is cst.Name and node.attr.value in _STRONG_TENSOR_EVIDENCE:
             names.add(node.value.value)
         elif type(node) is cst.Call:
             func = node.func
             if type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value in _CALLED_TENSOR_EVIDENCE:
                 names.add(func.value.value)
-        stack.extend(iter_child_nodes(node))
     return names
 
 
-def calls_bound_to_tensors(function: cst.FunctionDef, names: set[str]) -> frozenset[cst.Call]:
-    """The calls whose result ``function`` assigns to one of ``names`` (`names_shown_as_tensors`),
-    alone or as an operand of arithmetic (``grad = obj.m(x) * k``, then ``grad.isnan()``); not in
-    nested functions."""
-    assignments: list[cst.Assign] = []
-    stack: list[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        if type(node) is cst.FunctionDef or type(node) is cst.ClassDef or type(node) is cst.Lambda:
-            continue
-        if type(node) is cst.Assign:
-            assignments.append(node)
-        stack.extend(iter_child_nodes(node))
+def calls_bound_to_tensors(body: list[cst.CSTNode], names: set[str]) -> frozenset[cst.Call]:
+    """The calls whose result a function's `body_nodes` assign to one of ``names``
+    (`names_shown_as_tensors`), alone or as an operand of arithmetic (``grad = obj.m(x) * k``,
+    then ``grad.isnan()``)."""
     found: set[cst.Call] = set()
-    for node in assignments:
-        if any(
+    for node in body:
+        if type(node) is cst.Assign and any(
             type(target.target) is cst.Name and target.target.value in names for target in node.targets
         ):
             pending: list[cst.BaseExpression] = [node.value]

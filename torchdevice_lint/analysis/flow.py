@@ -19,6 +19,7 @@ from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.devices import looks_like_accelerator_flag, looks_like_device_name, parse_device
 from torchdevice_lint.analysis.evidence import (
     assigned_names,
+    body_nodes,
     calls_bound_to_tensors,
     is_expected_error_block,
     is_type_test,
@@ -113,6 +114,7 @@ class FlowAnalysis:
         self._filled: set[cst.Call] = set()
         self._tensor_evidence: dict[tuple[cst.FunctionDef, bool], set[str]] = {}
         self._bound_to_tensors: dict[cst.FunctionDef, frozenset[cst.Call]] = {}
+        self._body_nodes: dict[cst.FunctionDef, list[cst.CSTNode]] = {}
         self._strong_evidence: dict[cst.FunctionDef, set[str]] = {}
         self._run()
 
@@ -285,7 +287,7 @@ class FlowAnalysis:
         tensor_evidence = self._tensor_evidence.get(evidence_key)
         if tensor_evidence is None:  # a function walked again reads the same text
             tensor_evidence = self._tensor_evidence[evidence_key] = names_used_as_tensors(
-                function, self.imports, lenient=inputs_on_device
+                self._nodes_of(function), self.imports, lenient=inputs_on_device
             )
         for index, param in enumerate([*positional, *params.kwonly_params]):
             name = param.name.value
@@ -1066,10 +1068,16 @@ class FlowAnalysis:
             for _, value in argument_values
         )
 
+    def _nodes_of(self, function: cst.FunctionDef) -> list[cst.CSTNode]:
+        nodes = self._body_nodes.get(function)
+        if nodes is None:
+            nodes = self._body_nodes[function] = body_nodes(function)
+        return nodes
+
     def _shown_as_tensors(self, function: cst.FunctionDef) -> set[str]:
         names = self._strong_evidence.get(function)
         if names is None:
-            names = self._strong_evidence[function] = names_shown_as_tensors(function)
+            names = self._strong_evidence[function] = names_shown_as_tensors(self._nodes_of(function))
         return names
 
     def _tensor_bound_calls(self) -> frozenset[cst.Call]:
@@ -1080,7 +1088,9 @@ class FlowAnalysis:
             return frozenset()
         calls = self._bound_to_tensors.get(function)
         if calls is None:
-            calls = self._bound_to_tensors[function] = calls_bound_to_tensors(function, self._shown_as_tensors(function))
+            calls = self._bound_to_tensors[function] = calls_bound_to_tensors(
+                self._nodes_of(function), self._shown_as_tensors(function)
+            )
         return calls
 
     def _evaluate_own_method(self, node, receiver: Value, method: str, argument_values, scope) -> Value:

@@ -90,14 +90,19 @@ def iter_child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     every walk of every file comes through here.
     """
     children: list[cst.CSTNode] = []
-    is_node_type = _IS_NODE_TYPE.get
+    known = _IS_NODE_TYPE.get
     for name in _CHILD_FIELDS.get(type(node)) or _child_fields(type(node)):
         value = getattr(node, name)
         value_type = type(value)
         if value_type is tuple or value_type is list:
-            children.extend([item for item in value if is_node_type(type(item)) or _is_node(item)])
-        elif is_node_type(value_type) or _is_node(value):
-            children.append(value)
+            for item in value:
+                verdict = known(type(item))
+                if verdict or verdict is None and _is_node(item):
+                    children.append(item)
+        else:
+            verdict = known(value_type)
+            if verdict or verdict is None and _is_node(value):
+                children.append(value)
     return children
 
 
