@@ -12,6 +12,7 @@ import libcst as cst
 from torchdevice_lint.analysis import DeviceChoice, FileAnalysis
 from torchdevice_lint.analysis.binding import bound_before
 from torchdevice_lint.analysis.operands import assigned_name, bound_names, next_statement_partners, operand_partners
+from torchdevice_lint.analysis.tree import is_compound_statement
 from torchdevice_lint.findings import Fix, Replacement, Report, Safety
 
 
@@ -38,12 +39,12 @@ class RuleContext:
     def statement(self) -> Optional[cst.CSTNode]:
         """The innermost statement that holds the node being visited."""
         for node in reversed(self.ancestors):
-            if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            if type(node) is cst.SimpleStatementLine or is_compound_statement(node):
                 return node
         return None
 
     def enclosing_functions(self) -> list[cst.FunctionDef]:
-        return [node for node in reversed(self.ancestors) if isinstance(node, cst.FunctionDef)]
+        return [node for node in reversed(self.ancestors) if type(node) is cst.FunctionDef]
 
     def parent(self, depth: int = 1) -> Optional[cst.CSTNode]:
         return self.ancestors[-depth] if len(self.ancestors) >= depth else None

@@ -163,8 +163,10 @@ class FileAnalysis:
         caller's tensors in another method of the class (``self.total += preds.sum()`` in
         ``update(preds)``); that method's arguments are not in scope for a fix."""
         meetings = self.unplaced_meetings_for_origin(factory)
-        functions = [node for node in reversed(ancestors) if isinstance(node, cst.FunctionDef)]
-        if not meetings or not functions or in_test_code(self.imports, ancestors) or runs_on_cpu(self.module, ancestors):
+        if not meetings:
+            return None
+        functions = [node for node in reversed(ancestors) if type(node) is cst.FunctionDef]
+        if not functions or in_test_code(self.imports, ancestors) or runs_on_cpu(self.module, ancestors):
             return None
         if not self.flow.touches_device and functions[-1].name.value in self._run_by_the_file():
             return None  # a file that names no device and runs this function itself: the host

@@ -161,9 +161,9 @@ def assigned_names(node: cst.CSTNode) -> set[str]:
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(current) is cst.FunctionDef or type(current) is cst.ClassDef or type(current) is cst.Lambda:
             continue
         for target in assignment_targets(current):
-            names.update(n.value for n in walk(target) if isinstance(n, cst.Name))
+            names.update(n.value for n in walk(target) if type(n) is cst.Name)
         stack.extend(iter_child_nodes(current))
     return names

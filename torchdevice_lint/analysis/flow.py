@@ -115,6 +115,7 @@ class FlowAnalysis:
         self._tensor_evidence: dict[tuple[cst.FunctionDef, bool], set[str]] = {}
         self._bound_to_tensors: dict[cst.FunctionDef, frozenset[cst.Call]] = {}
         self._body_nodes: dict[cst.FunctionDef, list[cst.CSTNode]] = {}
+        self._indexed_parameters: dict[cst.FunctionDef, Optional[int]] = {}
         self._strong_evidence: dict[cst.FunctionDef, set[str]] = {}
         self._run()
 
@@ -1179,21 +1180,11 @@ class FlowAnalysis:
         """A helper whose every return indexes one of its parameters (speechbrain's
         ``unsqueeze_1d``: ``return value[unsqueeze_dim]``) gives back part of what was passed
         there: a CPU factory tensor of unknown rank (it may be 0-dim until a rank is given)."""
-        params = [param.name.value for param in function.params.params]
-        if not params or params[0] in ("self", "cls"):
+        if function not in self._indexed_parameters:
+            self._indexed_parameters[function] = _indexed_parameter(function, self._nodes_of(function))
+        position = self._indexed_parameters[function]
+        if position is None:
             return None
-        indexed = set()
-        for node in walk(function.body):
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                return None
-            if isinstance(node, cst.Return):
-                value = node.value
-                if not (isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value in params):
-                    return None
-                indexed.add(value.value.value)
-        if len(indexed) != 1:
-            return None
-        position = params.index(indexed.pop())
         positional = [value for arg, value in argument_values if arg.keyword is None and not arg.star]
         given = positional[position] if position < len(positional) else None
         if given is None or not given.is_cpu_factory_tensor:
@@ -1377,3 +1368,21 @@ def _literal_place(node: cst.BaseExpression, imports: ImportTable) -> Place:
     if text.startswith("cpu"):
         return Place.CPU
     return Place.DEVICE if parse_device(text) is not None else Place.UNKNOWN
+
+
+def _indexed_parameter(function: cst.FunctionDef, body: list[cst.CSTNode]) -> Optional[int]:
+    """The position of the one parameter that every return of ``function`` indexes
+    (``return value[dim]``), from its `body_nodes`; None for a method or a body with nested code."""
+    params = [param.name.value for param in function.params.params]
+    if not params or params[0] in ("self", "cls"):
+        return None
+    indexed = set()
+    for node in body:
+        if type(node) is cst.FunctionDef or type(node) is cst.ClassDef or type(node) is cst.Lambda:
+            return None
+        if type(node) is cst.Return:
+            value = node.value
+            if not (type(value) is cst.Subscript and type(value.value) is cst.Name and value.value.value in params):
+                return None
+            indexed.add(value.value.value)
+    return params.index(indexed.pop()) if len(indexed) == 1 else None

@@ -72,10 +72,15 @@ def _is_node(value: object) -> bool:
 
 _EXPRESSION_TYPES: dict[type, bool] = {}
 _STATEMENT_OR_SUITE_TYPES: dict[type, bool] = {}
+_COMPOUND_STATEMENT_TYPES: dict[type, bool] = {}
 
 
 def is_expression(value: object) -> TypeGuard[cst.BaseExpression]:
     return _instance_of(value, (cst.BaseExpression,), _EXPRESSION_TYPES)
+
+
+def is_compound_statement(value: object) -> TypeGuard[cst.BaseCompoundStatement]:
+    return _instance_of(value, (cst.BaseCompoundStatement,), _COMPOUND_STATEMENT_TYPES)
 
 
 def is_statement_or_suite(value: object) -> bool:
