@@ -56,3 +56,17 @@ class PointsDataset(Dataset):
         points = self.samples[index]["pos"]
         noise = torch.randn(points.size(0), 3)  # ok: TDL003  data loading runs on the CPU
         return points.unsqueeze(0) + noise
+
+
+class FlowScheduler:
+    def __init__(self, steps: int):
+        self.timesteps = torch.linspace(1000, 0, steps)  # ok: TDL003  add_noise moves timestep to the CPU first
+        self.sigmas = torch.linspace(1, 0, steps)
+
+    def add_noise(self, original_samples, noise, timestep):
+        if isinstance(timestep, torch.Tensor):
+            timestep = timestep.cpu()
+        timestep = timestep[None]
+        timestep_id = torch.argmin((self.timesteps[:, None] - timestep).abs(), dim=0)
+        sigma = self.sigmas[timestep_id].to(original_samples)
+        return (1 - sigma) * original_samples + sigma * noise

@@ -680,7 +680,11 @@ class FlowAnalysis:
         function = scope.node
         if not isinstance(function, cst.FunctionDef) or name not in self._shown_as_tensors(function):
             return False
-        return reads_parameter(source, scope.parameters)
+        if name in scope.parameters:
+            return False  # ``timestep = timestep[None]`` after ``timestep = timestep.cpu()``: the flow's own
+        # Only parameters still as the caller gave them (not moved or rebound to a known place).
+        unmoved = {p for p in scope.parameters if (scope.env.get(p) or UNKNOWN).place is Place.UNKNOWN}
+        return reads_parameter(source, unmoved)
 
     def _set_attribute(self, owner: ClassInfo, name: str, value: Value, source: Optional[cst.BaseExpression]) -> None:
         if value.kind is Kind.UNKNOWN and looks_like_device_name(name) and source is not None and not is_none(source):
