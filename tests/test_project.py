@@ -165,6 +165,16 @@ def test_helpers_return_kinds(project):
     assert view.instance_of("os.path.join") is None
 
 
+def test_a_file_being_linted_is_judged_by_its_text_not_its_copy_on_disk(tmp_path):
+    write(tmp_path, {"net.py": "import torch\nclass Net(torch.nn.Module):\n    pass\n"})
+    path = os.path.realpath(tmp_path / "net.py")
+    index = ProjectIndex.build([path])
+    on_disk = (tmp_path / "net.py").read_text()
+    assert index.facts_of(path, on_disk) is index.files[path]  # the same text: scanned once
+    edited = on_disk.replace("class Net", "class Other")
+    assert set(index.facts_of(path, edited).classes) == {"Other"}
+
+
 def test_a_file_alone_still_sees_its_own_classes():
     source = "import torch\n\nclass Box:\n    def cuda(self):\n        return self\n"
     view = ProjectView(ProjectIndex({}), None, source)

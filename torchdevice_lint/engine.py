@@ -364,10 +364,10 @@ def _walk_with_ancestors(module: cst.Module, ancestors: list, handlers: dict) ->
             continue
         for handler in get_handlers(type(node), ()):
             handler(node)
-        ancestors.append(node)
-        push(leave)
         children = iter_child_nodes(node)
-        if children:
+        if children:  # a leaf is nobody's ancestor
+            ancestors.append(node)
+            push(leave)
             children.reverse()
             extend(children)
 

@@ -322,8 +322,10 @@ class ProjectClass:
 class ProjectIndex:
     """The facts of every Python file of the walked project, by real path."""
 
-    def __init__(self, files: dict[str, FileFacts]) -> None:
+    def __init__(self, files: dict[str, FileFacts], texts: Optional[dict[str, int]] = None) -> None:
         self.files = files
+        #: Path -> ``hash`` of the text its facts were scanned from, for files this process read.
+        self._texts = texts or {}
         #: ``a.b.c`` (every dotted tail of each file's path) -> the files it may name.
         self._by_module: dict[str, list[str]] = {}
         for path in files:
@@ -337,6 +339,7 @@ class ProjectIndex:
     def build(cls, paths: Iterable[str]) -> "ProjectIndex":
         """Index the ``.py`` files among ``paths`` (unreadable ones are left out)."""
         files: dict[str, FileFacts] = {}
+        texts: dict[str, int] = {}
         for path in paths:
             if len(files) >= MAX_INDEXED_FILES:
                 break
@@ -352,7 +355,17 @@ class ProjectIndex:
             except OSError:
                 continue
             files[real] = scan(text)
-        return cls(files)
+            texts[real] = hash(text)
+        return cls(files, texts)
+
+    def facts_of(self, path: str, text: str) -> FileFacts:
+        """The facts of ``text``, the file at real path ``path`` as it is being linted: those
+        indexed when the index read the same text (the usual case: flake8 and the CLI lint
+        what is on disk), else scanned again."""
+        facts = self.files.get(path)
+        if facts is not None and self._texts.get(path) == hash(text):
+            return facts
+        return scan(text)
 
     @functools.cached_property
     def fingerprint(self) -> str:
@@ -400,7 +413,7 @@ class ProjectView:
     def __init__(self, index: ProjectIndex, path: Optional[str], text: str) -> None:
         self.index = index
         self.path = os.path.realpath(path) if path else "<stdin>"
-        self._own = scan(text)
+        self._own = index.facts_of(self.path, text)
         self._text = text
         self._classes: dict[tuple[str, str], Optional[ProjectClass]] = {}
 
