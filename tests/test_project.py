@@ -175,6 +175,24 @@ def test_a_file_being_linted_is_judged_by_its_text_not_its_copy_on_disk(tmp_path
     assert set(index.facts_of(path, edited).classes) == {"Other"}
 
 
+@pytest.mark.parametrize("star", ["from models import *", "from .models import *"])
+def test_torch_from_a_star_import_of_the_project_is_torch(tmp_path, star):
+    """A script that gets torch only through ``from models import *``: its ``torch.load`` is
+    reported in check mode, so one --fix run finishes (a second run added map_location before)."""
+    write(tmp_path, {
+        "models/__init__.py": "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n    pass\n",
+        "train.py": f"import os\n\n{star}\n\nnet = Net().cuda()\nnet.load_state_dict(torch.load('x.pth'))\n",
+    })
+    index = ProjectIndex.build(str(path) for path in sorted(tmp_path.rglob("*.py")))
+    path = str(tmp_path / "train.py")
+    source = (tmp_path / "train.py").read_text()
+    linter = Linter(Settings())
+    assert [finding.code for finding in linter.lint(source, index, path)] == ["TDL001", "TDL005"]
+    fixed = linter.fix(source, project=index, path=path)
+    assert "map_location='cpu'" in fixed.source and "import torch\n" in fixed.source
+    assert linter.fix(fixed.source, project=index, path=path).applied == 0
+
+
 def test_a_file_alone_still_sees_its_own_classes():
     source = "import torch\n\nclass Box:\n    def cuda(self):\n        return self\n"
     view = ProjectView(ProjectIndex({}), None, source)

@@ -174,6 +174,10 @@ class FlowAnalysis:
             # and this visits every node of the file (none of these classes has subclasses).
             if type(child) is cst.Import or type(child) is cst.ImportFrom:
                 self.imports.add(child, function or klass)
+                if self.project is not None and type(child) is cst.ImportFrom and type(child.names) is cst.ImportStar:
+                    module = (dotted_name(child.module) if child.module is not None else "") or ""
+                    if function is None and klass is None:
+                        self.imports.add_star_import(self.project.torch_names_of_star_import("." * len(child.relative) + module))
             elif type(child) is cst.FunctionDef:
                 function_parents[child] = (function, klass)
                 if function is None and klass is None:

@@ -69,6 +69,12 @@ class ImportTable:
                 local = alias.asname.name.value
             self._bind(local, f"{module}.{alias.name.value}")
 
+    def add_star_import(self, names: dict[str, str]) -> None:
+        """Names a module-level ``from M import *`` brings (see `ProjectView.torch_names_of_star_import`):
+        they qualify what the file reads, but a fix that writes ``torch`` still imports it."""
+        for local, full in names.items():
+            self.aliases.setdefault(local, full)
+
     def _bind(self, local: str, full: str) -> None:
         self.aliases[local] = full
         if self._scope is None and (full == "torch" or full.startswith("torch.")):

@@ -456,6 +456,19 @@ class ProjectView:
                 return True
         return False
 
+    def torch_names_of_star_import(self, module: str) -> dict[str, str]:
+        """``from models import *`` (``module`` as written, ``..models`` for a relative one) of
+        a project module that imports torch: the names of torch it brings (``torch``, ``nn``),
+        which a file leaning on the star import uses without importing torch itself."""
+        found = self._module_file(self.path, module)
+        if found is None or found[1]:
+            return {}
+        return {
+            local: target
+            for local, target in self._facts(found[0]).imports.items()
+            if target == "torch" or target.startswith("torch.")
+        }
+
     def _built_on_cuda(self, path: str) -> bool:
         """The file imports a CUDA-only library, or a compiled CUDA extension of the project
         (Occupancy Networks' ``from ._cuda_ext import grid_pooling_forward``), at module level."""
