@@ -71,16 +71,39 @@ def moves_to_cuda(node: cst.CSTNode, imports: ImportTable) -> bool:
     )
 
 
+def chooses_cuda(node: cst.CSTNode, imports: ImportTable) -> bool:
+    """``node`` names a ``torch.cuda`` type (``torch.cuda.FloatTensor``) or the device
+    ``'cuda'``/``'cuda:0'``: what a switch chooses when the moves live elsewhere."""
+    for inner in walk(node):
+        if isinstance(inner, cst.Attribute) and (imports.qualified_name(inner) or "").startswith("torch.cuda."):
+            return True
+        if isinstance(inner, cst.SimpleString):
+            value = inner.evaluated_value
+            if isinstance(value, str) and _CUDA_DEVICE.fullmatch(value):
+                return True
+    return False
+
+
+#: A CUDA device as a string: ``"cuda"``, ``"cuda:0"``.
+_CUDA_DEVICE = re.compile(r"cuda(?::\d+)?")
+
+
 def switch_guards(node: cst.CSTNode, module: cst.Module, imports: ImportTable) -> list[SwitchGuard]:
     """The ``if`` statements and conditional expressions in ``node`` whose test is a switch
-    (`switch_in_test`) and whose guarded part moves to CUDA (`moves_to_cuda`)."""
-    found = []
+    (`switch_in_test`) and whose guarded part moves to or chooses CUDA (`moves_to_cuda`:
+    ``self.Tensor = torch.cuda.FloatTensor if self.gpu_ids else torch.Tensor``)."""
+    moving, choosing = [], []
     for inner in walk(node):
         if isinstance(inner, (cst.If, cst.IfExp)):
             switch = switch_in_test(inner.test)
-            if switch is not None and moves_to_cuda(inner.body, imports):
-                found.append(SwitchGuard(switch, module.code_for_node(inner.test).strip(), inner))
-    return found
+            if switch is None:
+                continue
+            guard = SwitchGuard(switch, module.code_for_node(inner.test).strip(), inner)
+            if moves_to_cuda(inner.body, imports):
+                moving.append(guard)
+            elif chooses_cuda(inner.body, imports):
+                choosing.append(guard)
+    return moving + choosing  # a test written beside a move first (`len(gpu_ids) > 0` over `gpu_ids`)
 
 
 def defines_switch(value: cst.BaseExpression) -> bool:

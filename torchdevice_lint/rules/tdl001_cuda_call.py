@@ -66,8 +66,9 @@ class CudaCall(Rule):
     from `is_available()` gives `device = torch.device("cuda" if args.cuda else "cpu")` under it
     and under the statements that change it in place (`gpu_ids.append(i)`);
     in a function, a switch guarding its moves whose root it can read (a parameter: `if
-    cfg.NUM_GPUS:`, `if len(gpu_ids) > 0:`; `self.gpu_mode` in its class) or a parameter named as
-    one (`gpu_ids`, `use_cuda`; a count such as `ngpu` only where tested) gives
+    cfg.NUM_GPUS:`, `if len(gpu_ids) > 0:`; `self.gpu_mode` in its class, also where it only
+    chooses a CUDA type or `'cuda'`: `torch.cuda.FloatTensor if self.gpu_ids else torch.Tensor`)
+    or a parameter named as one (`gpu_ids`, `use_cuda`; a count such as `ngpu` only where tested) gives
     `.to(torch.device("cuda" if self.gpu_mode else "cpu"))`, the test written as the file
     writes it. Where the switch cannot be read at the site (set below
     it), the finding keeps no fix rather than a device that contradicts the switch. The device of
@@ -107,6 +108,11 @@ class CudaCall(Rule):
     needles = (".cuda(",)
 
     valid = (
+        # what the fix writes in a class whose switch chooses a CUDA type
+        "import torch\n\n\nclass Model(nn.Module):\n    def initialize(self, opt):\n"
+        "        self.gpu_ids = opt.gpu_ids\n"
+        "        self.Tensor = torch.cuda.FloatTensor if self.gpu_ids else torch.Tensor\n\n"
+        "    def grow(self):\n        self.netG.to(torch.device('cuda' if self.gpu_ids else 'cpu'))\n",
         "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nNAME = 'net'\n"
         "model = Net().to(device)\n",
         # what the fix writes in a class that places its data with self.device
@@ -393,6 +399,16 @@ class CudaCall(Rule):
             "        self.G = G()\n        if self.gpu_mode:\n            self.G.cuda()\n\n"
             "    def noise(self, n):\n        return torch.rand(n, 1).to(torch.device(\"cuda\" if self.gpu_mode else \"cpu\"))\n",
             count=2,
+        ),
+        Invalid(  # the class's switch chooses a CUDA type (its moves live in another module)
+            "import torch\n\n\nclass Model(nn.Module):\n    def initialize(self, opt):\n"
+            "        self.gpu_ids = opt.gpu_ids\n"
+            "        self.Tensor = torch.cuda.FloatTensor if self.gpu_ids else torch.Tensor\n\n"
+            "    def grow(self):\n        self.netG.cuda()\n",
+            "import torch\n\n\nclass Model(nn.Module):\n    def initialize(self, opt):\n"
+            "        self.gpu_ids = opt.gpu_ids\n"
+            "        self.Tensor = torch.cuda.FloatTensor if self.gpu_ids else torch.Tensor\n\n"
+            "    def grow(self):\n        self.netG.to(torch.device(\"cuda\" if self.gpu_ids else \"cpu\"))\n",
         ),
         Invalid(  # a count of GPUs in a configuration the function receives: 0 is the CPU
             "import torch\n\n\ndef inputs(cfg, x, pair):\n    if pair:\n        if cfg.NUM_GPUS:\n"
