@@ -185,9 +185,12 @@ class DeviceBinder:
         ):
             return DeviceChoice(kept[0])  # ``args.device``, set from the script's own switch
         test = self._scope_switch(scopes[0], site) if scopes else None
+        if test is None and statement is not None:
+            test = self._block_switch(scopes[-1].node if scopes else statement)
         module_torch = self.imports.torch_at_module_level()
         if test is not None:
-            if not test or module_torch is None:
+            if not test or module_torch is None or _moves_in(statement) > 1:
+                # an inline switch device written once per statement, never twice on one line
                 return DeviceChoice(self.global_name, inserts_binding=True, shadowed=True)
             return DeviceChoice(device_from(test, module_torch, self.quote))
         if self._switch_unreadable_at(statement, in_function=bool(scopes)):
@@ -535,6 +538,47 @@ class DeviceBinder:
         switch_params = [name for name in params if name != "self" and named_as_switch(name)]
         return self._switch_test(switch_params[0]) if switch_params else None
 
+    def _block_switch(self, node: cst.CSTNode) -> Optional[str]:
+        """The test of a switch that module-level code of a block (``if __name__ == "__main__":``)
+        binds and guards moves with, read by ``node``: a function defined in that block, or a
+        statement of it, after the statement of the block that binds the switch's root
+        (``args = parser.parse_args()`` then ``if args.ngpu > 0: net.cuda()``). The root is bound
+        once in the module, the switch never assigned; the function does not bind the root."""
+        index = self._top_level_index(node)
+        top = self.flow.module.body[index]
+        body = getattr(top, "body", None)
+        if isinstance(top, (cst.FunctionDef, cst.ClassDef)) or not isinstance(body, cst.IndentedBlock):
+            return None
+        children = list(body.body)
+        at = next((i for i, child in enumerate(children) if child is node or any(n is node for n in walk(child))), None)
+        if at is None:
+            return None
+        in_block_code = set()
+        pending: list[cst.CSTNode] = [top]
+        while pending:
+            current = pending.pop()
+            if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            in_block_code.add(id(current))
+            pending.extend(iter_child_nodes(current))
+        names, dotted = self._module_bindings
+        function = node if isinstance(node, cst.FunctionDef) else None
+        for guard in self._switch_guards:
+            root = guard.switch.split(".")[0]
+            if id(guard.node) not in in_block_code or root == "self" or len(names.get(root, [])) != 1:
+                continue
+            if guard.switch != root and guard.switch in dotted:
+                continue
+            if function is not None and (root in _parameter_names(function) or _binds_in(function.body, root)):
+                continue
+            if any(
+                isinstance(child, cst.SimpleStatementLine)
+                and any(isinstance(t, cst.Name) and t.value == root for small in child.body for t in bound_targets(small))
+                for child in children[:at]
+            ):
+                return self._switch_test(guard.switch)
+        return None
+
     def _guards_in(self, node: cst.FunctionDef | cst.ClassDef) -> list[SwitchGuard]:
         """The switch guards in a function or class (`analysis.switches`), found once per node."""
         found = self._guards_by_node.get(node)
@@ -761,6 +805,16 @@ def _every_branch_binds(statement: Optional[cst.If], name: str) -> bool:
             return False
         branch = branch.orelse
     return isinstance(branch, cst.Else) and _binds_in(branch.body, name)
+
+
+def _moves_in(statement: Optional[cst.CSTNode]) -> int:
+    """How many ``.cuda()`` moves a simple statement line holds (1 for any other statement)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return 1
+    return sum(
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda"
+        for node in walk(statement)
+    )
 
 
 def _binds_in(suite: cst.CSTNode, name: str) -> bool:

@@ -70,7 +70,11 @@ class CudaCall(Rule):
     chooses a CUDA type or `'cuda'`: `torch.cuda.FloatTensor if self.gpu_ids else torch.Tensor`)
     or a parameter named as one (`gpu_ids`, `use_cuda`; a count such as `ngpu` only where tested) gives
     `.to(torch.device("cuda" if self.gpu_mode else "cpu"))`, the test written as the file
-    writes it. Where the switch cannot be read at the site (set below
+    writes it; likewise a switch that module-level code of a block (`if __name__ == '__main__':`)
+    binds and tests, in that block's code after its binding and in functions defined there
+    after it. The inline device is written once per statement: a statement with several moves
+    keeps its findings without a fix (no function-local device line is inserted). Where the
+    switch cannot be read at the site (set below
     it), the finding keeps no fix rather than a device that contradicts the switch. The device of
     a tensor the moved one meets in an operation that requires one device (an operand of the
     same arithmetic, comparison or torch combining call, or of the first later statement that
@@ -108,6 +112,14 @@ class CudaCall(Rule):
     needles = (".cuda(",)
 
     valid = (
+        # what the fix writes for the switch of a __main__ block in a function defined there
+        "import torch\n\nif __name__ == '__main__':\n    args = parser.parse_args()\n"
+        "    def train(loader):\n        for x in loader:\n"
+        "            net(x.to(torch.device('cuda' if args.ngpu > 0 else 'cpu')))\n",
+        # one device for two values, bound once
+        "import torch\n\n\ndef test(loader):\n    args = get_args()\n"
+        "    device = torch.device('cuda' if args.ngpu > 0 else 'cpu')\n"
+        "    for x, y in loader:\n        x, y = x.to(device), y.to(device)\n",
         # what the fix writes in a class whose switch chooses a CUDA type
         "import torch\n\n\nclass Model(nn.Module):\n    def initialize(self, opt):\n"
         "        self.gpu_ids = opt.gpu_ids\n"
@@ -409,6 +421,22 @@ class CudaCall(Rule):
             "        self.gpu_ids = opt.gpu_ids\n"
             "        self.Tensor = torch.cuda.FloatTensor if self.gpu_ids else torch.Tensor\n\n"
             "    def grow(self):\n        self.netG.to(torch.device(\"cuda\" if self.gpu_ids else \"cpu\"))\n",
+        ),
+        Invalid(  # the script's switch, parsed and tested in its __main__ block, read by a function defined there
+            "import torch\n\nif __name__ == '__main__':\n    args = parser.parse_args()\n    net = Net()\n"
+            "    if args.ngpu > 0:\n        net.cuda()\n\n    def train(loader):\n        for x in loader:\n"
+            "            net(x.cuda())\n",
+            "import torch\n\nif __name__ == '__main__':\n    args = parser.parse_args()\n    net = Net()\n"
+            "    if args.ngpu > 0:\n        net.cuda()\n\n    def train(loader):\n        for x in loader:\n"
+            "            net(x.to(torch.device('cuda' if args.ngpu > 0 else 'cpu')))\n",
+            count=2,
+        ),
+        Invalid(  # two moves in one statement would each write the switch inline: reported without a fix
+            "import torch\n\n\ndef test(loader):\n    args = get_args()\n    if args.ngpu > 0:\n"
+            "        net.cuda()\n    for x, y in loader:\n        x, y = x.cuda(), y.cuda()\n",
+            "import torch\n\n\ndef test(loader):\n    args = get_args()\n    if args.ngpu > 0:\n"
+            "        net.cuda()\n    for x, y in loader:\n        x, y = x.cuda(), y.cuda()\n",
+            count=3,
         ),
         Invalid(  # a count of GPUs in a configuration the function receives: 0 is the CPU
             "import torch\n\n\ndef inputs(cfg, x, pair):\n    if pair:\n        if cfg.NUM_GPUS:\n"
