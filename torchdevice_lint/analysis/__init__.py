@@ -15,6 +15,7 @@ from torchdevice_lint.analysis.guards import (
     beside_cuda_only_code,
     in_cuda_only_code,
     in_test_code,
+    process_needs_cuda,
     times_with_cuda_events,
 )
 from torchdevice_lint.analysis.imports import ImportTable
@@ -68,6 +69,8 @@ class FileAnalysis:
         self._mentions_timing = "enable_timing" in text
         #: Whether the text may wait for the GPU at all (``torch.cuda.synchronize()``, streams, events).
         self._mentions_waiting = any(word in text for word in ("synchronize", "Stream", "stream(", "Event", "CUDAGraph", "graph("))
+        #: Whether the text may set the process up on the GPU (`guards.process_needs_cuda`).
+        self._mentions_setup = self._mentions_waiting or any(word in text for word in ("nccl", "set_device", "current_device"))
         #: Classes of the project's files, seen from this one (see `analysis.project`).
         self.project = ProjectView(project or EMPTY_INDEX, path, text)
         self.flow = FlowAnalysis(module, self.imports, text, self.project)
@@ -106,8 +109,14 @@ class FileAnalysis:
     def beside_cuda_only_code(self, ancestors: Sequence[cst.CSTNode]) -> bool:
         """Whether the code at the end of ``ancestors`` only runs with code that waits for the
         GPU (`guards.beside_cuda_only_code`): its findings stay reported, without a fix."""
+        if self._process_needs_cuda:
+            return True
         functions = self._beside_cuda_only
         return bool(functions) and any(node in functions for node in ancestors if isinstance(node, cst.FunctionDef))
+
+    @functools.cached_property
+    def _process_needs_cuda(self) -> bool:
+        return self._mentions_setup and process_needs_cuda(self.imports, self.module)
 
     @functools.cached_property
     def _beside_cuda_only(self) -> frozenset[cst.FunctionDef]:

@@ -188,6 +188,70 @@ def beside_cuda_only_code(imports: ImportTable, module: cst.Module) -> frozenset
     return frozenset(found - waiting)
 
 
+#: ``torch.cuda`` calls that need a GPU to set the process up: choosing or reading the current device.
+_SETS_UP_A_GPU = frozenset({"torch.cuda.set_device", "torch.cuda.current_device"})
+
+
+def process_needs_cuda(imports: ImportTable, module: cst.Module) -> bool:
+    """The program cannot start without CUDA: on its default path (module-level code, the
+    ``if __name__ == '__main__':`` block, and the body of a module-level function that path calls),
+    outside any condition but a flag the module sets to a constant (``profile = False`` ...
+    ``if profile: ... else:``), it calls ``torch.distributed.init_process_group(backend="nccl")``,
+    ``torch.cuda.set_device``/``current_device`` or waits for the GPU (RIFE train.py's
+    ``__main__``, nanoGPT bench.py's ``torch.cuda.synchronize()``). Its code stays reported, without a fix."""
+    flags: dict[str, bool] = {}
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if (
+                    isinstance(small, cst.Assign)
+                    and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)
+                    and isinstance(small.value, cst.Name)
+                    and small.value.value in ("True", "False")
+                ):
+                    flags.setdefault(small.targets[0].target.value, small.value.value == "True")
+    functions = {statement.name.value: statement for statement in module.body if isinstance(statement, cst.FunctionDef)}
+    calls = _default_path_calls(module.body, flags)
+    called = [functions[c.func.value] for c in calls if isinstance(c.func, cst.Name) and c.func.value in functions]
+    for function in called:
+        calls += _default_path_calls(function.body.body, {})
+    return any(_sets_up_a_gpu(imports, call) for call in calls)
+
+
+def _sets_up_a_gpu(imports: ImportTable, call: cst.Call) -> bool:
+    full = imports.qualified_name(call.func)
+    if full in _SETS_UP_A_GPU or _needs_a_gpu(imports, call):
+        return True
+    if full != "torch.distributed.init_process_group":
+        return False
+    backend = next((arg.value for arg in call.args if arg.keyword and arg.keyword.value == "backend"), None)
+    if backend is None and call.args and not call.args[0].keyword:
+        backend = call.args[0].value
+    return isinstance(backend, cst.SimpleString) and "nccl" in backend.value
+
+
+def _default_path_calls(statements: Sequence[cst.CSTNode], flags: dict[str, bool]) -> list[cst.Call]:
+    """The calls ``statements`` always make: not under a condition (but ``__name__ == '__main__'``
+    and a flag of ``flags``, whose branch is followed), an ``except`` or a nested definition."""
+    found: list[cst.Call] = []
+    for statement in statements:
+        if isinstance(statement, cst.SimpleStatementLine):
+            found += [c for small in statement.body for c in _unguarded_calls(small)]
+        elif isinstance(statement, cst.If):
+            test = statement.test
+            if "__main__" in _EMPTY_MODULE.code_for_node(test):
+                found += _default_path_calls(statement.body.body, flags)
+            elif isinstance(test, cst.Name) and test.value in flags:
+                if flags[test.value]:
+                    found += _default_path_calls(statement.body.body, flags)
+                elif isinstance(statement.orelse, cst.Else):
+                    found += _default_path_calls(statement.orelse.body.body, flags)
+        elif isinstance(statement, (cst.For, cst.With, cst.Try)):
+            found += _default_path_calls(statement.body.body, flags)
+    return found
+
+
 def times_with_cuda_events(imports: ImportTable, module: cst.Module) -> bool:
     """The module times GPU work with CUDA events (``torch.cuda.Event(enable_timing=True)``
     outside any device check): a GPU benchmark or profiler, whose figures mean nothing without

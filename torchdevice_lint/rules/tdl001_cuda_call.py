@@ -33,7 +33,10 @@ class CudaCall(Rule):
     CUDA events or streams outside a device check) and a module that times GPU work with CUDA
     events. Code that only runs with such a function (another method of its class, a function of
     the module calling it or called only from such functions) is reported without a fix: making it
-    portable alone cannot make the program run without CUDA.
+    portable alone cannot make the program run without CUDA. So is all of a script that cannot
+    start without CUDA: on its default path (top-level code, the `__main__` block, a function it
+    calls) it calls `init_process_group(backend="nccl")`, `torch.cuda.set_device`,
+    `torch.cuda.current_device` or `torch.cuda.synchronize()` outside a device check.
 
     ## Why is this bad?
     `.cuda()` only works where PyTorch was built with CUDA and a GPU is present. On a laptop,
@@ -188,6 +191,11 @@ class CudaCall(Rule):
         "def make_tensor(d):\n    return d if isinstance(d, torch.Tensor) else torch.tensor(d).cuda()\n",
         "import torch\n\n\ndef timed(model, x):\n    y = model(x.cuda())\n    torch.cuda.synchronize()\n    return y\n",
         "import bitsandbytes as bnb\n\ndef quantize(w):\n    return bnb.functional.quantize_4bit(w.cuda())",
+        # a script that cannot start without CUDA, its moves already spelt with a device
+        "import torch\nimport torch.distributed as dist\n\ndist.init_process_group(backend='nccl')\n"
+        "model = Net().to(torch.cuda.current_device())\n",
+        "import torch\n\nif __name__ == '__main__':\n    torch.cuda.set_device(0)\n    x = torch.zeros(8, device=device)\n",
+        "import torch\n\nprofile = False\nif profile:\n    run()\nelse:\n    torch.cuda.synchronize()\n    run()\n",
         # a function beside, not reached from, one that waits for the GPU
         "import torch\n\n\nclass Loader:\n    def __init__(self, mean):\n        self.mean = mean.to(device)\n",
         "import torch\n\n\ndef evaluate(model, x):\n    return model(x.to(device))\n\n\n"
@@ -237,6 +245,27 @@ class CudaCall(Rule):
             "def main(model, loader):\n    model = model.cuda()\n    train_epoch(model, loader)\n"
             "    validate(model, loader)\n\n\nif __name__ == '__main__':\n    main(make(), load())\n",
             count=2,
+        ),
+        Invalid(  # a script that cannot start without CUDA (NCCL, set_device in __main__): reported, not rewritten
+            "import torch\nimport torch.distributed as dist\n\n\ndef train(model, x):\n    return model(x.cuda())\n\n\n"
+            "if __name__ == '__main__':\n    dist.init_process_group(backend='nccl')\n    torch.cuda.set_device(0)\n"
+            "    train(make(), load())\n",
+            "import torch\nimport torch.distributed as dist\n\n\ndef train(model, x):\n    return model(x.cuda())\n\n\n"
+            "if __name__ == '__main__':\n    dist.init_process_group(backend='nccl')\n    torch.cuda.set_device(0)\n"
+            "    train(make(), load())\n",
+        ),
+        Invalid(  # torch.cuda.synchronize() on the default path of a benchmark script (nanoGPT bench.py)
+            "import torch\n\nprofile = False\nx = torch.zeros(8).cuda()\nif profile:\n    run(x)\nelse:\n"
+            "    torch.cuda.synchronize()\n    run(x)\n",
+            "import torch\n\nprofile = False\nx = torch.zeros(8).cuda()\nif profile:\n    run(x)\nelse:\n"
+            "    torch.cuda.synchronize()\n    run(x)\n",
+        ),
+        Invalid(  # set_device under a device check: the script still runs on the CPU
+            "import torch\n\nif __name__ == '__main__':\n    if torch.cuda.is_available():\n"
+            "        torch.cuda.set_device(0)\n    x = torch.zeros(8).cuda()\n",
+            "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
+            "if __name__ == '__main__':\n    if torch.cuda.is_available():\n"
+            "        torch.cuda.set_device(0)\n    x = torch.zeros(8).to(device)\n",
         ),
         Invalid(  # the other methods of a class one of whose methods uses CUDA streams (timm's PrefetchLoader)
             "import torch\n\n\nclass PrefetchLoader:\n    def __init__(self, loader, mean):\n"
