@@ -546,6 +546,8 @@ class DeviceBinder:
         once in the module, the switch never assigned; the function does not bind the root."""
         index = self._top_level_index(node)
         top = self.flow.module.body[index]
+        if top is node and isinstance(node, cst.FunctionDef):
+            return self._global_block_switch(node)
         body = getattr(top, "body", None)
         if isinstance(top, (cst.FunctionDef, cst.ClassDef)) or not isinstance(body, cst.IndentedBlock):
             return None
@@ -577,6 +579,30 @@ class DeviceBinder:
                 for child in children[:at]
             ):
                 return self._switch_test(guard.switch)
+        return None
+
+    def _global_block_switch(self, function: cst.FunctionDef) -> Optional[str]:
+        """The test of a switch that module-level code of a block binds and tests, for a top-level
+        function that already reads the switch's root as a global (``def train(): ... args.lr``,
+        ``args`` parsed under ``if __name__ == "__main__":``): it runs only once the block bound it."""
+        names, dotted = self._module_bindings
+        read = {node.value for node in walk(function.body) if isinstance(node, cst.Name)}
+        for guard in self._switch_guards:
+            root = guard.switch.split(".")[0]
+            if root == "self" or root not in read or names.get(root) != [-1]:
+                continue
+            if guard.switch != root and guard.switch in dotted:
+                continue
+            if root in _parameter_names(function) or _binds_in(function.body, root):
+                continue
+            top = self.flow.module.body[self._top_level_index(guard.node)]
+            if isinstance(top, (cst.FunctionDef, cst.ClassDef)) or any(
+                isinstance(inner, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+                and any(n is guard.node for n in walk(inner))
+                for inner in walk(top)
+            ):
+                continue  # a guard inside a definition is no module-level code
+            return self._switch_test(guard.switch)
         return None
 
     def _guards_in(self, node: cst.FunctionDef | cst.ClassDef) -> list[SwitchGuard]:

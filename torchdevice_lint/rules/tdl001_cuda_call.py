@@ -74,8 +74,8 @@ class CudaCall(Rule):
     or a parameter named as one (`gpu_ids`, `use_cuda`; a count such as `ngpu` only where tested) gives
     `.to(torch.device("cuda" if self.gpu_mode else "cpu"))`, the test written as the file
     writes it; likewise a switch that module-level code of a block (`if __name__ == '__main__':`)
-    binds and tests, in that block's code after its binding and in functions defined there
-    after it. The inline device is written once per statement: a statement with several moves
+    binds and tests, in that block's code after its binding, in functions defined there
+    after it and in top-level functions that already read its root as a global (`args.lr`). The inline device is written once per statement: a statement with several moves
     keeps its findings without a fix (no function-local device line is inserted). Where the
     switch cannot be read at the site (set below
     it), the finding keeps no fix rather than a device that contradicts the switch. The device of
@@ -115,6 +115,9 @@ class CudaCall(Rule):
     needles = (".cuda(",)
 
     valid = (
+        # what the fix writes in a function reading the arguments its script parses under __main__
+        "import torch\n\n\ndef train(loader):\n    for x in loader:\n"
+        "        net(x.to(torch.device('cuda' if args.cuda else 'cpu')), args.lr)\n",
         # what the fix writes for the switch of a __main__ block in a function defined there
         "import torch\n\nif __name__ == '__main__':\n    args = parser.parse_args()\n"
         "    def train(loader):\n        for x in loader:\n"
@@ -458,6 +461,14 @@ class CudaCall(Rule):
             "import torch\n\nif __name__ == '__main__':\n    args = parser.parse_args()\n    net = Net()\n"
             "    if args.ngpu > 0:\n        net.cuda()\n\n    def train(loader):\n        for x in loader:\n"
             "            net(x.to(torch.device('cuda' if args.ngpu > 0 else 'cpu')))\n",
+            count=2,
+        ),
+        Invalid(  # ... and by a top-level function that already reads the parsed arguments as a global
+            "import torch\n\n\ndef train(loader):\n    for x in loader:\n        net(x.cuda(), args.lr)\n\n\n"
+            "if __name__ == '__main__':\n    args = parser.parse_args()\n    if args.cuda:\n        net.cuda()\n",
+            "import torch\n\n\ndef train(loader):\n    for x in loader:\n"
+            "        net(x.to(torch.device('cuda' if args.cuda else 'cpu')), args.lr)\n\n\n"
+            "if __name__ == '__main__':\n    args = parser.parse_args()\n    if args.cuda:\n        net.cuda()\n",
             count=2,
         ),
         Invalid(  # two moves in one statement would each write the switch inline: reported without a fix
