@@ -167,13 +167,14 @@ def scan(text: str) -> FileFacts:
             if called:
                 returns[function.group(1)] = tuple(called)
     needs_cuda = bool(_CUDA_ONLY_IMPORT.search(text))
+    imports, top_level_imports = _imports(text)
     return FileFacts(
         classes,
-        _imports(text),
+        imports,
         returns,
         needs_cuda,
         frozenset(device_functions),
-        frozenset(_imports(text, top_level=True).values()),
+        frozenset(top_level_imports.values()),
         frozenset(_CUDA_EXTENSION.findall(text)) if "CUDAExtension" in text else frozenset(),
     )
 
@@ -258,13 +259,13 @@ def _next_top(tops: list[int], position: int) -> int:
     return 1 << 62
 
 
-def _imports(text: str, top_level: bool = False) -> dict[str, str]:
-    """Local name -> what it was imported as; with ``top_level``, only the imports written at
+def _imports(text: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Local name -> what it was imported as: every import of the file, and those written at
     module level outside any block (at the start of a line)."""
     imports: dict[str, str] = {}
+    top_level: dict[str, str] = {}
     for match in _FROM_IMPORT.finditer(text):
-        if top_level and text[match.start()] in " \t":
-            continue
+        at_top = text[match.start()] not in " \t"
         dots, module, names = match.groups()
         names = _COMMENT.sub("", names).replace("\\\n", " ").strip("() \t\n")
         for item in names.split(","):
@@ -274,19 +275,22 @@ def _imports(text: str, top_level: bool = False) -> dict[str, str]:
             local = parts[2] if len(parts) == 3 and parts[1] == "as" else parts[0]
             target = f"{module}.{parts[0]}" if module else parts[0]
             imports[local] = dots + target
+            if at_top:
+                top_level[local] = dots + target
     for match in _IMPORT.finditer(text):
-        if top_level and text[match.start()] in " \t":
-            continue
+        at_top = text[match.start()] not in " \t"
         for item in _COMMENT.sub("", match.group(1)).replace("\\\n", " ").split(","):
             parts = item.split()
             if not parts:
                 continue
             if len(parts) == 3 and parts[1] == "as":
-                imports[parts[2]] = parts[0]
+                local, target = parts[2], parts[0]
             else:
-                head = parts[0].split(".", 1)[0]
-                imports[head] = head
-    return imports
+                local = target = parts[0].split(".", 1)[0]
+            imports[local] = target
+            if at_top:
+                top_level[local] = target
+    return imports, top_level
 
 
 @dataclass(frozen=True)
