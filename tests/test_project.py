@@ -545,6 +545,35 @@ def test_a_project_function_returning_a_device_serves_a_module_running_method(tm
     assert ".to(torch_device)" not in fixed
 
 
+def test_an_extension_switched_to_cuda_by_a_setup_that_refuses_the_cpu_is_cuda_only(tmp_path):
+    """yolact's DCNv2: setup.py binds ``extension = CppExtension``, switches to ``CUDAExtension``
+    when CUDA is there and raises otherwise, then builds ``extension("_ext", ...)``; dcn_v2.py
+    imports ``_ext`` and test.py imports dcn_v2 (one step): both CUDA-only. Without the raise the
+    C++ build may run on the CPU, and nothing is CUDA-only."""
+    setup = """\
+        import torch
+        from torch.utils.cpp_extension import CppExtension, CUDAExtension
+
+        def get_extensions():
+            extension = CppExtension
+            if torch.cuda.is_available():
+                extension = CUDAExtension
+            else:
+                raise NotImplementedError('Cuda is not available')
+            return [extension("_ext", ["src/vision.cpp"])]
+        """
+    files = {
+        "DCNv2/dcn_v2.py": "import torch\nimport _ext as _backend\n",
+        "DCNv2/test.py": "import torch\nfrom dcn_v2 import DCN\n\nx = torch.randn(2, 3).cuda()\n",
+    }
+    write(tmp_path, {"DCNv2/setup.py": setup, **files})
+    assert view_of(tmp_path, "DCNv2/dcn_v2.py").needs_cuda
+    assert view_of(tmp_path, "DCNv2/test.py").needs_cuda
+    write(tmp_path, {"DCNv2/setup.py": setup.replace("raise NotImplementedError('Cuda is not available')", "pass")})
+    assert not view_of(tmp_path, "DCNv2/dcn_v2.py").needs_cuda
+    assert not view_of(tmp_path, "DCNv2/test.py").needs_cuda
+
+
 def test_a_module_importing_a_compiled_cuda_extension_of_the_project_is_cuda_only(tmp_path):
     """Occupancy Networks' marching-cubes ops: setup.py builds ``im2mesh.dmc.ops._cuda_ext`` with
     ``CUDAExtension`` from ``.cu`` sources; the autograd wrappers import it (relatively) and the

@@ -71,6 +71,10 @@ _COMMENT = re.compile(r"#[^\n]*")
 CUDA_ONLY_LIBRARIES = ("triton", "tensorrt", "torch_tensorrt", "pycuda", "cupy")
 #: A module-level import of one, outside any block (so the module cannot load without it).
 _CUDA_ONLY_IMPORT = re.compile(rf"^(?:import|from)[ \t]+(?:{'|'.join(CUDA_ONLY_LIBRARIES)})\b", re.MULTILINE)
+#: ``extension = CUDAExtension``: a setup file choosing the extension's kind.
+_CUDA_EXTENSION_SWITCH = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*CUDAExtension[ \t]*$", re.MULTILINE)
+#: ``raise NotImplementedError('Cuda is not available')``: a setup file refusing to build without CUDA.
+_RAISES_WITHOUT_CUDA = re.compile(r"^[ \t]*raise\b.*\b(?:cuda|CUDA|Cuda|GPU|gpu)\b", re.MULTILINE)
 #: A compiled extension built from CUDA sources (a ``setup.py``'s ``CUDAExtension("pkg._ext", ...)``):
 #: a module importing it at module level runs its kernels, which exist only for CUDA tensors.
 _CUDA_EXTENSION = re.compile(r"\bCUDAExtension[ \t]*\([ \t\n]*(?:name[ \t]*=[ \t]*)?[rbu]?['\"]([\w.]+)['\"]")
@@ -175,8 +179,21 @@ def scan(text: str) -> FileFacts:
         needs_cuda,
         frozenset(device_functions),
         frozenset(top_level_imports.values()),
-        frozenset(_CUDA_EXTENSION.findall(text)) if "CUDAExtension" in text else frozenset(),
+        _cuda_extensions(text) if "CUDAExtension" in text else frozenset(),
     )
+
+
+def _cuda_extensions(text: str) -> frozenset[str]:
+    """The extensions a setup file builds from CUDA sources: ``CUDAExtension('pkg._ext', ...)``,
+    and an ``extension = CUDAExtension`` switch (DCNv2's, from ``CppExtension``) called as
+    ``extension('_ext', ...)`` where the file also raises when CUDA is missing (``raise
+    NotImplementedError('Cuda is not available')``): its C++ build has no CPU path either."""
+    found = set(_CUDA_EXTENSION.findall(text))
+    if _RAISES_WITHOUT_CUDA.search(text):
+        for variable in set(_CUDA_EXTENSION_SWITCH.findall(text)):
+            called = re.compile(rf"\b{re.escape(variable)}[ \t]*\([ \t\n]*(?:name[ \t]*=[ \t]*)?[rbu]?['\"]([\w.]+)['\"]")
+            found.update(called.findall(text))
+    return frozenset(found)
 
 
 def _method_body(text: str, start: int, end: int) -> list[str]:
