@@ -72,6 +72,14 @@ class FactoryWithoutDevice(Rule):
     needles = ("torch",)
 
     valid = (
+        # the CPU branch of an is_cuda test (the CUDA one spells its device)
+        "import torch\n\n\ndef face_mask(pose):\n    b, t, h, w = pose.size()\n    part = (pose / 2 + 0.5) * 24\n"
+        "    if pose.is_cuda:\n        mask = torch.empty(b, t, h, w, dtype=torch.uint8, device=pose.device).fill_(0)\n"
+        "    else:\n        mask = torch.empty(b, t, h, w, dtype=torch.uint8).fill_(0)\n    return mask | (part > 1).byte()\n",
+        "import torch\n\n\ndef face_mask(pose):\n    b, t, h, w = pose.size()\n    part = (pose / 2 + 0.5) * 24\n"
+        "    if not pose.is_cuda:\n        mask = torch.empty(b, t, h, w, dtype=torch.uint8).fill_(0)\n"
+        "    else:\n        mask = torch.empty(b, t, h, w, dtype=torch.uint8, device=pose.device).fill_(0)\n"
+        "    return mask | (part > 1).byte()\n",
         "import torch\nfrom torch import nn\n\nclass Vocoder(nn.Module):\n    def __init__(self):\n"
         "        super().__init__()\n        self.rnn = nn.GRU(8, 8)\n\n    def forward(self, x):\n"
         "        if torch.cuda.is_available():\n            h = torch.zeros(1, x.size(0), 8).cuda()\n"
@@ -218,6 +226,11 @@ class FactoryWithoutDevice(Rule):
         Invalid(
             'import torch\n\n\nclass Sampler:\n    def __init__(self, n: int):\n        self.groups = {0: torch.arange(n)}\n        self.recency = torch.zeros(n, dtype=torch.long)\n\n    def _select(self, positions: torch.Tensor, k: int):\n        return positions[self.recency[positions].argsort()[:k]]\n\n    def sample(self, picked: torch.Tensor, k: int):\n        return self._select(picked, k)\n',
         ),
+        Invalid(  # the CUDA branch of an is_cuda test is not the CPU's
+            "import torch\n\n\ndef face_mask(pose):\n    b, t, h, w = pose.size()\n    part = (pose / 2 + 0.5) * 24\n"
+            "    if pose.is_cuda:\n        mask = torch.empty(b, t, h, w, dtype=torch.uint8).fill_(0)\n"
+            "    else:\n        mask = torch.empty(b, t, h, w, dtype=torch.uint8).fill_(0)\n    return mask | (part > 1).byte()\n",
+        ),
         Invalid(
             "import torch\n\nclass Counts:\n    def __init__(self, n: int):\n        self.counts = torch.zeros(n)\n\n"
             "    def update(self, labels: torch.Tensor):\n        self.counts += torch.bincount(labels, minlength=len(self.counts))\n",
@@ -225,7 +238,7 @@ class FactoryWithoutDevice(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self._uninitialised_placeholder(node) or self._placed_on_the_host(node):
+        if self._uninitialised_placeholder(node) or self._placed_on_the_host(node) or self._in_a_cpu_branch():
             return
         meeting = self.analysis.meeting_for_origin(node)
         if meeting is None:
@@ -252,6 +265,25 @@ class FactoryWithoutDevice(Rule):
             return True
         target = call.args[0].value if attribute.attr.value == "to" and call.args else None
         return target is not None and device_argument_place(target, self.analysis.flow.values) is Place.CPU
+
+    def _in_a_cpu_branch(self) -> bool:
+        """In the branch an ``is_cuda`` test takes for a CPU tensor: the ``else`` of ``if
+        x.is_cuda:`` (or of ``... if x.is_cuda else ...``), the body of ``if not x.is_cuda:``
+        (few-shot-vid2vid's ``torch.cuda.ByteTensor`` / ``torch.ByteTensor`` pair, whose CPU
+        half TDL006 rewrites to ``torch.empty``): the code already chose the CPU there."""
+        ancestors = self.context.ancestors
+        for index, ancestor in enumerate(ancestors[:-1]):
+            if not isinstance(ancestor, (cst.If, cst.IfExp)):
+                continue
+            test, negated = ancestor.test, False
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test, negated = test.expression, True
+            if not (isinstance(test, cst.Attribute) and test.attr.value == "is_cuda"):
+                continue
+            child = ancestors[index + 1]
+            if (child is ancestor.orelse) != negated and child is not ancestor.test:
+                return True
+        return False
 
     def _uninitialised_placeholder(self, node: cst.Call) -> bool:
         """``torch.empty(1)`` (or ``(0)``) handed to a call that is not torch's (an extension
