@@ -194,7 +194,7 @@ _SETS_UP_A_GPU = frozenset({"torch.cuda.set_device", "torch.cuda.current_device"
 
 def process_needs_cuda(imports: ImportTable, module: cst.Module) -> bool:
     """The program cannot start without CUDA: on its default path (module-level code, the
-    ``if __name__ == '__main__':`` block, and the body of a module-level function that path calls),
+    ``if __name__ == '__main__':`` block, and the bodies of the module-level functions that path calls),
     outside any condition but a flag the module sets to a constant (``profile = False`` ...
     ``if profile: ... else:``), it calls ``torch.distributed.init_process_group(backend="nccl")``,
     ``torch.cuda.set_device``/``current_device`` or waits for the GPU (RIFE train.py's
@@ -213,9 +213,11 @@ def process_needs_cuda(imports: ImportTable, module: cst.Module) -> bool:
                     flags.setdefault(small.targets[0].target.value, small.value.value == "True")
     functions = {statement.name.value: statement for statement in module.body if isinstance(statement, cst.FunctionDef)}
     calls = _default_path_calls(module.body, flags)
-    called = [functions[c.func.value] for c in calls if isinstance(c.func, cst.Name) and c.func.value in functions]
-    for function in called:
-        calls += _default_path_calls(function.body.body, {})
+    seen: set[str] = set()
+    for call in calls:  # grows: the functions that path calls, and those they call in turn
+        if isinstance(call.func, cst.Name) and call.func.value in functions and call.func.value not in seen:
+            seen.add(call.func.value)
+            calls += _default_path_calls(functions[call.func.value].body.body, {})
     return any(_sets_up_a_gpu(imports, call) for call in calls)
 
 

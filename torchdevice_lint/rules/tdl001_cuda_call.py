@@ -195,6 +195,8 @@ class CudaCall(Rule):
         "import torch\n\n\ndef timed(model, x):\n    y = model(x.cuda())\n    torch.cuda.synchronize()\n    return y\n",
         "import bitsandbytes as bnb\n\ndef quantize(w):\n    return bnb.functional.quantize_4bit(w.cuda())",
         # a script that cannot start without CUDA, its moves already spelt with a device
+        "import torch\n\n\ndef setup(rank):\n    torch.cuda.set_device(rank)\n\n\ndef main():\n    setup(0)\n"
+        "    x = torch.zeros(8, device='cuda')\n\n\nif __name__ == '__main__':\n    main()\n",
         "import torch\nimport torch.distributed as dist\n\ndist.init_process_group(backend='nccl')\n"
         "model = Net().to(torch.cuda.current_device())\n",
         "import torch\n\nif __name__ == '__main__':\n    torch.cuda.set_device(0)\n    x = torch.zeros(8, device=device)\n",
@@ -256,6 +258,12 @@ class CudaCall(Rule):
             "import torch\nimport torch.distributed as dist\n\n\ndef train(model, x):\n    return model(x.cuda())\n\n\n"
             "if __name__ == '__main__':\n    dist.init_process_group(backend='nccl')\n    torch.cuda.set_device(0)\n"
             "    train(make(), load())\n",
+        ),
+        Invalid(  # set_device two calls down the __main__ block: main() -> setup()
+            "import torch\n\n\ndef setup(rank):\n    torch.cuda.set_device(rank)\n\n\ndef main():\n    setup(0)\n"
+            "    x = torch.zeros(8).cuda()\n\n\nif __name__ == '__main__':\n    main()\n",
+            "import torch\n\n\ndef setup(rank):\n    torch.cuda.set_device(rank)\n\n\ndef main():\n    setup(0)\n"
+            "    x = torch.zeros(8).cuda()\n\n\nif __name__ == '__main__':\n    main()\n",
         ),
         Invalid(  # torch.cuda.synchronize() on the default path of a benchmark script (nanoGPT bench.py)
             "import torch\n\nprofile = False\nx = torch.zeros(8).cuda()\nif profile:\n    run(x)\nelse:\n"
