@@ -32,16 +32,12 @@ def names_used_as_tensors(body: list[cst.CSTNode], imports: ImportTable, lenient
     """Names a function's `body_nodes` treat as tensors: tensor-only methods; in ``forward``
     also ``.shape`` and being passed to ``torch.*`` functions."""
     evidence = torch_api.TENSOR_ONLY_METHODS | (_FORWARD_TENSOR_EVIDENCE if lenient else frozenset())
-    found: set[str] = set()
+    found = _names_read_with(body, evidence)
     #: ``row, col = edge_index``: what the rows show of the tensor they come from.
     unpacked_from: dict[str, str] = {}
     for node in body:
-        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.attr.value in evidence:
-            found.add(node.value.value)
-        elif type(node) is cst.Call:
+        if type(node) is cst.Call:
             func = node.func
-            if type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value in _CALLED_TENSOR_EVIDENCE:
-                found.add(func.value.value)
             # ``torch.rand(n, dtype=inputs.dtype)``: only a tensor gives torch its dtype or device.
             placing = [
                 arg.value.value.value
@@ -77,9 +73,15 @@ _STRONG_TENSOR_EVIDENCE = torch_api.TENSOR_ONLY_METHODS | frozenset(
 def names_shown_as_tensors(body: list[cst.CSTNode]) -> set[str]:
     """Names a function's `body_nodes` read with a member only tensors have, or call with
     ``.size()``/``.view()``."""
+    return _names_read_with(body, _STRONG_TENSOR_EVIDENCE)
+
+
+def _names_read_with(body: list[cst.CSTNode], members: frozenset[str]) -> set[str]:
+    """Names ``body`` reads one of ``members`` off (``x.shape``), or calls one of the methods
+    only tensors have by that name on (``x.size()``)."""
     names: set[str] = set()
     for node in body:
-        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.attr.value in _STRONG_TENSOR_EVIDENCE:
+        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.attr.value in members:
             names.add(node.value.value)
         elif type(node) is cst.Call:
             func = node.func
