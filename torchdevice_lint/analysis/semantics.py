@@ -8,7 +8,7 @@ from typing import Sequence
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
-from torchdevice_lint.analysis.devices import looks_like_device_name, parse_device
+from torchdevice_lint.analysis.devices import DEVICE_NAME_HINTS, looks_like_device_name, parse_device
 from torchdevice_lint.analysis.tree import keyword_argument, positional_arguments, string_value
 from torchdevice_lint.analysis.values import UNKNOWN, Kind, Place, Value, nearest_device
 
@@ -36,7 +36,23 @@ def device_argument_place(node: cst.BaseExpression, values: dict) -> Place:
         return Place.DEVICE if device.place is Place.UNKNOWN else device.place
     if isinstance(node, cst.Name) and looks_like_device_name(node.value):
         return Place.DEVICE
+    if device.kind is Kind.UNKNOWN and _own_device_attribute(node):
+        # ``.to(self._device)`` with the attribute set in a base class of another file (ART's
+        # estimators): the object's device, the run's device as ``.to(device)`` is.
+        return Place.DEVICE
     return Place.UNKNOWN
+
+
+def _own_device_attribute(node: cst.BaseExpression) -> bool:
+    """``self._device``, ``self.estimator._device``: the device attribute of the object whose
+    method this is (``device`` itself reads as a tensor's or module's device). Not a device
+    for a purpose (``self._cpu_device``, ``self.offload_device``)."""
+    if not isinstance(node, cst.Attribute) or node.attr.value.lstrip("_") not in DEVICE_NAME_HINTS:
+        return False
+    root = node.value
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    return isinstance(root, cst.Name) and root.value == "self"
 
 
 def is_zero_dim_factory(call: cst.Call, qualified: str) -> bool:
