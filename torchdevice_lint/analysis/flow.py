@@ -16,6 +16,7 @@ from typing import Iterable, Optional, Sequence
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.declarations import ENTRY_METHODS, Declarations
 from torchdevice_lint.analysis.devices import looks_like_accelerator_flag, looks_like_device_name, parse_device
 from torchdevice_lint.analysis.evidence import (
     assigned_names,
@@ -23,7 +24,6 @@ from torchdevice_lint.analysis.evidence import (
     calls_bound_to_tensors,
     is_expected_error_block,
     is_type_test,
-    methods_reached_from,
     names_shown_as_tensors,
     names_used_as_tensors,
 )
@@ -55,15 +55,7 @@ from torchdevice_lint.analysis.tree import (
 )
 from torchdevice_lint.analysis.values import CPU_DEVICE, DEVICE_OBJECT, UNKNOWN, Kind, Place, Value, merge, merge_call_sites
 
-#: Methods of a module whose positional inputs arrive on the module's device.
-ENTRY_METHODS = frozenset(
-    {"forward", "training_step", "validation_step", "test_step", "predict_step"}
-)
-
 _DEVICE_MENTION = re.compile(r"\bcuda\b|device|\.to\(|\bmps\b|accelerator|\bxpu\b")
-
-#: Calls that make the file's factories land on a device of its choosing.
-_DEFAULT_DEVICE_SETTERS = frozenset({"set_default_device", "set_default_tensor_type"})
 
 #: Wrappers around an iterable that yield its items unchanged (or with an index first).
 _PASS_THROUGH_ITERATORS = frozenset({"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter"})
@@ -86,11 +78,12 @@ class FlowAnalysis:
         self.unplaced_meetings: dict[cst.CSTNode, list[Meeting]] = {}
         self.statement_order: dict[cst.CSTNode, int] = {}
         self.scopes: dict[FunctionOrModule, Scope] = {}
-        self.classes: dict[str, ClassInfo] = {}
-        self.functions: dict[str, cst.FunctionDef] = {}
-        self.sets_default_device = False
+        self.declarations = Declarations(module, imports, project)
+        self.classes = self.declarations.classes
+        self.functions = self.declarations.functions
         #: Names this file calls: its own functions and classes that it runs itself.
-        self.called_names: set[str] = set()
+        self.called_names = self.declarations.called_names
+        self.sets_default_device = self.declarations.sets_default_device
         #: Code that never names a device, moves anything or calls ``.cuda()`` runs on the CPU.
         self.touches_device = bool(_DEVICE_MENTION.search(source_text))
         #: The module's code, for questions a substring answers before any walk.
@@ -121,9 +114,7 @@ class FlowAnalysis:
 
     # ---------------------------------------------------------------- setup
     def _run(self) -> None:
-        function_parents: dict[cst.FunctionDef, tuple[Optional[cst.FunctionDef], Optional[cst.ClassDef]]] = {}
-        self._collect(self.module, None, None, function_parents)
-        self._judge_classes()
+        parents = self.declarations.parents
         # A module's forward runs on whatever device its caller chose, named in this file or
         # not; a file that makes its own modules and never names a device runs them on the host.
         self.touches_device |= any(
@@ -135,18 +126,18 @@ class FlowAnalysis:
         self._walk_block(self.module.body, module_scope)
 
         def depth(function: cst.FunctionDef) -> int:
-            count, parent = 0, function_parents[function][0]
+            count, parent = 0, parents[function][0]
             while parent is not None:
-                count, parent = count + 1, function_parents[parent][0]
+                count, parent = count + 1, parents[parent][0]
             return count
 
         # Constructors first, so that methods see the attributes they set; outer before inner.
         ordered = sorted(
-            function_parents,
+            parents,
             key=lambda f: (depth(f), f.name.value != "__init__"),
         )
         for function in ordered:
-            self._walk_function(function, function_parents)
+            self._walk_function(function)
         # Helpers called with device tensors, and callers that ran before their callees'
         # return values were known: walk them again.
         for _ in range(3):
@@ -158,99 +149,13 @@ class FlowAnalysis:
                 self._body = None
                 self._walk_block(self.module.body, module_scope)
             for function in pending:
-                self._walk_function(function, function_parents)
+                self._walk_function(function)
             if not pending and not rewalk_module:
                 break
 
-    def _collect(
-        self,
-        node: cst.CSTNode,
-        function: Optional[cst.FunctionDef],
-        klass: Optional[cst.ClassDef],
-        function_parents: dict,
-    ) -> None:
-        for child in iter_child_nodes(node):
-            # ``type(...) is``: ``isinstance`` on LibCST's abstract-base-class instances is slow,
-            # and this visits every node of the file (none of these classes has subclasses).
-            if type(child) is cst.Import or type(child) is cst.ImportFrom:
-                self.imports.add(child, function or klass)
-                if self.project is not None and type(child) is cst.ImportFrom and type(child.names) is cst.ImportStar:
-                    module = (dotted_name(child.module) if child.module is not None else "") or ""
-                    if function is None and klass is None:
-                        self.imports.add_star_import(self.project.torch_names_of_star_import("." * len(child.relative) + module))
-            elif type(child) is cst.FunctionDef:
-                function_parents[child] = (function, klass)
-                if function is None and klass is None:
-                    self.functions.setdefault(child.name.value, child)
-                self._collect(child, child, None, function_parents)
-                continue
-            elif type(child) is cst.ClassDef:
-                self.classes[child.name.value] = ClassInfo(
-                    child, None, method_named(child, "to") is not None, running_methods=methods_reached_from(child, ENTRY_METHODS)
-                )
-                self._collect(child, function, child, function_parents)
-                continue
-            elif type(child) is cst.Call:
-                func = child.func
-                if type(func) is cst.Name:
-                    self.called_names.add(func.value)
-                called = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None
-                if called in _DEFAULT_DEVICE_SETTERS and self.imports.qualified_name(func) == f"torch.{called}":
-                    self.sets_default_device = True
-            self._collect(child, function, klass, function_parents)
-
-    def _judge_classes(self) -> None:
-        for _ in range(len(self.classes) + 1):
-            changed = False
-            for info in self.classes.values():
-                verdict = self._is_module_class(info.node)
-                if verdict != info.is_module:
-                    info.is_module, changed = verdict, True
-            if not changed:
-                break
-
-    def _is_autograd_function(self, node: cst.ClassDef) -> bool:
-        """A subclass of ``torch.autograd.Function``."""
-        return any(
-            base.keyword is None
-            and self.imports.qualified_name(base.value) in ("torch.autograd.Function", "torch.autograd.function.Function")
-            for base in node.bases
-        )
-
-    def _is_module_class(self, node: cst.ClassDef) -> Optional[bool]:
-        verdict: Optional[bool] = False
-        for base in node.bases:
-            if base.keyword is not None:
-                continue
-            imported = self._imported_project_class(base.value)
-            if imported is not None:
-                if imported.is_module:
-                    return True
-                verdict = None if imported.is_module is None else verdict
-                continue
-            qualified = self.imports.qualified_name(base.value)
-            if qualified is not None:
-                if torch_api.is_torch_nn_module_class(qualified) or qualified in torch_api.THIRD_PARTY_MODULE_BASES:
-                    return True
-                if not qualified.startswith("torch.") and qualified not in ("typing.Generic", "abc.ABC"):
-                    verdict = None
-                continue
-            if isinstance(base.value, cst.Name):
-                local = self.classes.get(base.value.value)
-                if local is not None:
-                    if local.is_module:
-                        return True
-                    if local.is_module is None:
-                        verdict = None
-                    continue
-                if base.value.value in ("object", "Exception", "dict", "list", "tuple"):
-                    continue
-            verdict = None
-        return verdict
-
     # ------------------------------------------------------------- functions
-    def _walk_function(self, function: cst.FunctionDef, function_parents: dict) -> None:
-        parent_function, klass = function_parents[function]
+    def _walk_function(self, function: cst.FunctionDef) -> None:
+        parent_function, klass = self.declarations.parents[function]
         parent_scope = self.scopes.get(parent_function) if parent_function else self.scopes[self.module]
         owner = self.classes.get(klass.name.value) if klass is not None else None
         scope = Scope(function, parent_scope, owner)
@@ -282,7 +187,7 @@ class FlowAnalysis:
             and positional
             and function.name.value in ("forward", "backward")
             and decorated_with(function, "staticmethod")
-            and self._is_autograd_function(owner.node)
+            and self.declarations.is_autograd_function(owner.node)
         )
         inputs_on_device = autograd or bool(
             is_method and owner is not None and owner.is_module and function.name.value in ENTRY_METHODS
@@ -358,21 +263,12 @@ class FlowAnalysis:
         local = self.classes.get(name.value) if isinstance(name, cst.Name) else None
         if local is not None and local.is_module and isinstance(name, cst.Name):
             return Value(Kind.MODULE, type_name=name.value)
-        imported = self._imported_project_class(name)
+        imported = self.declarations.imported_project_class(name)
         if imported is not None and imported.converts_in_place:
             return Value(Kind.MODULE if imported.is_module else Kind.IN_PLACE, type_name=dotted_name(name))
         return UNKNOWN
 
     # ------------------------------------------------ the project's other files
-    def _imported_project_class(self, node: cst.BaseExpression):
-        """The class of another file of the project that ``node`` names through an import."""
-        dotted = dotted_name(node) if self.project is not None else None
-        if dotted is None or self.project is None or dotted.partition(".")[0] in self.classes:
-            return None
-        if (self.imports.qualified_name(node) or "").startswith("torch."):
-            return None  # torch's own classes are known by name, even when linting torch
-        return self.project.class_named(dotted)
-
     def _project_instance(self, callee: cst.BaseExpression, scope: Scope) -> Optional[Value]:
         """What calling a class (or a builder helper) of another file of the project makes."""
         dotted = dotted_name(callee) if self.project is not None else None
