@@ -461,6 +461,8 @@ class FileAnalysis:
                 continue
             if isinstance(node.func, cst.Name) and node.func.value in _NUMBER_BUILTINS and qualified is None:
                 continue  # ``torch.tensor(range(N, 0, -1))``: numbers, no tensor of another origin
+            if self._part_of_argument(node, names):
+                continue
             if isinstance(node.func, cst.Attribute):
                 receiver = _read_names(node.func.value)
                 if receiver and receiver <= names.keys() | {"torch"}:
@@ -469,6 +471,16 @@ class FileAnalysis:
                     continue  # ``task_idcs[..., self.index].unsqueeze(-1)``: a method of part of it
             return False
         return True
+
+    def _part_of_argument(self, call: cst.Call, names: dict[str, str]) -> bool:
+        """``unsqueeze_1d(start, dims, 0)``, a helper of the file whose every return indexes the
+        parameter given ``start`` (``return value[dims]``): part of that argument comes back."""
+        helper = self.flow.functions.get(call.func.value) if isinstance(call.func, cst.Name) else None
+        position = self.flow.indexed_parameter(helper) if helper is not None else None
+        positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+        if position is None or position >= len(positional):
+            return False
+        return bool(_read_names(positional[position].value) & names.keys())
 
     def bound_before(self, name: str, statement: Optional[cst.CSTNode], function: cst.FunctionDef) -> bool:
         """Whether ``name`` is first bound in ``function`` before ``statement``."""

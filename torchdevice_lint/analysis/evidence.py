@@ -3,6 +3,8 @@ runs, type tests and blocks that expect errors."""
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
@@ -11,6 +13,27 @@ from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes,
 
 #: Attributes that, read off a parameter of ``forward``, show it is a tensor.
 _FORWARD_TENSOR_EVIDENCE = frozenset({"size", "shape", "view", "dim", "ndim", "device", "dtype", "reshape"})
+
+
+#: A tensor type written in a docstring: ``torch.Tensor``, ``Tensor``, ``torch.LongTensor``.
+_TENSOR_TYPE = r"(?:torch\.)?[A-Z]?[a-z]*Tensor(?:\s*,\s*optional)?"
+#: ``start: torch.Tensor`` / ``start : Tensor`` on a line of its own (NumPy style),
+#: ``start (torch.Tensor): ...`` (Google style), ``:type start: torch.Tensor`` (Sphinx).
+_DOCUMENTED_TENSOR = re.compile(
+    rf"^\s*(?:(\w+)\s*:\s*{_TENSOR_TYPE}\s*$"
+    rf"|(\w+)\s*\(\s*{_TENSOR_TYPE}\s*\)\s*:"
+    rf"|:type\s+(\w+)\s*:\s*{_TENSOR_TYPE}\s*$)",
+    re.MULTILINE,
+)
+
+
+def documented_tensors(function: cst.FunctionDef) -> set[str]:
+    """The parameters the function's docstring gives a tensor type (nothing else: ``Tensor or
+    ndarray`` is not one), as an annotation would."""
+    docstring = function.get_docstring(clean=False)
+    if not docstring or "Tensor" not in docstring:
+        return set()
+    return {next(name for name in match.groups() if name) for match in _DOCUMENTED_TENSOR.finditer(docstring)}
 
 
 def body_nodes(function: cst.FunctionDef) -> list[cst.CSTNode]:

@@ -22,6 +22,7 @@ from torchdevice_lint.analysis.evidence import (
     assigned_names,
     body_nodes,
     calls_bound_to_tensors,
+    documented_tensors,
     is_expected_error_block,
     is_type_test,
     names_shown_as_tensors,
@@ -94,6 +95,8 @@ class FlowAnalysis:
         self._calls_in: dict[cst.FunctionDef, frozenset[cst.CSTNode]] = {}
         #: Bodies that called a function of the file before its return value was known.
         self._awaiting: set[FunctionOrModule] = set()
+        #: The bodies that read each function's return value.
+        self._callers: dict[cst.FunctionDef, set[FunctionOrModule]] = {}
         #: Inside ``with pytest.raises(...)``: a mismatch there is provoked on purpose.
         self._expecting_errors = False
         self._loop_depth = 0
@@ -160,7 +163,7 @@ class FlowAnalysis:
         owner = self.classes.get(klass.name.value) if klass is not None else None
         scope = Scope(function, parent_scope, owner)
         self._body = function
-        self.returns.pop(function, None)
+        before = self.returns.pop(function, None)
         self.yields.pop(function, None)
         declared = self._annotation_value(function.returns)
         if declared.kind is not Kind.UNKNOWN:
@@ -174,6 +177,10 @@ class FlowAnalysis:
             self._walk_block(body.body, scope)
         else:
             self._walk_block([body], scope)
+        if before is not None and self.returns.get(function) != before:
+            # Walked again with what its callers pass: those that read its old return value
+            # read it again (a helper's CPU factory known only once its own helper was).
+            self._awaiting.update(self._callers.get(function, ()))
 
     def _bind_parameters(self, function: cst.FunctionDef, scope: Scope) -> None:
         params = function.params
@@ -196,9 +203,10 @@ class FlowAnalysis:
         evidence_key = (function, inputs_on_device)
         tensor_evidence = self._tensor_evidence.get(evidence_key)
         if tensor_evidence is None:  # a function walked again reads the same text
+            # A parameter the docstring gives a tensor type is one, as an annotated one is.
             tensor_evidence = self._tensor_evidence[evidence_key] = names_used_as_tensors(
                 self._nodes_of(function), self.imports, lenient=inputs_on_device
-            )
+            ) | documented_tensors(function)
         for index, param in enumerate([*positional, *params.kwonly_params]):
             name = param.name.value
             if index == 0 and (is_method or autograd):
@@ -1062,31 +1070,33 @@ class FlowAnalysis:
         (``window_partition(torch.zeros(...))`` in ``__init__``) does not come back from this
         one, which passes device tensors.
         """
+        self._callers.setdefault(function, set()).add(scope.node)
         if function not in self.returns and function not in self.scopes:
             self._awaiting.add(scope.node)
         returned = self.returns.get(function, UNKNOWN)
-        if not returned.origins:
+        if not returned.origins and not returned.scalar_origins:
             if returned.kind is Kind.UNKNOWN:
                 return self._indexed_argument(function, argument_values) or returned
             return returned
-        passed = {origin for _, value in argument_values for origin in value.origins}
+        passed = {origin for _, value in argument_values for origin in value.origins | value.scalar_origins}
         made_here = self._calls_in_body(function)
         kept = frozenset(origin for origin in returned.origins if origin in passed or origin in made_here)
-        if kept == returned.origins:
+        # An element of what another call passed (``unsqueeze_1d(feats_range, ...)``, returning
+        # ``value[dims]``) does not come back from this one either.
+        scalars = frozenset(origin for origin in returned.scalar_origins if origin in passed or origin in made_here)
+        if kept == returned.origins and scalars == returned.scalar_origins:
             return returned
-        if kept:
-            return replace(returned, origins=kept, elements=None)
+        if kept or scalars:
+            return replace(returned, origins=kept, scalar_origins=scalars, elements=None)
         places = {value.place for _, value in argument_values if value.kind is Kind.TENSOR}
         place = places.pop() if len(places) == 1 else Place.UNKNOWN
-        return replace(returned, place=place, origins=frozenset(), elements=None)
+        return replace(returned, place=place, origins=frozenset(), scalar_origins=frozenset(), elements=None)
 
     def _indexed_argument(self, function: cst.FunctionDef, argument_values) -> Optional[Value]:
         """A helper whose every return indexes one of its parameters (speechbrain's
         ``unsqueeze_1d``: ``return value[unsqueeze_dim]``) gives back part of what was passed
         there: a CPU factory tensor of unknown rank (it may be 0-dim until a rank is given)."""
-        if function not in self._indexed_parameters:
-            self._indexed_parameters[function] = _indexed_parameter(function, self._nodes_of(function))
-        position = self._indexed_parameters[function]
+        position = self.indexed_parameter(function)
         if position is None:
             return None
         positional = [value for arg, value in argument_values if arg.keyword is None and not arg.star]
@@ -1094,6 +1104,12 @@ class FlowAnalysis:
         if given is None or not given.is_cpu_factory_tensor:
             return None
         return Value(Kind.TENSOR, Place.CPU, scalar_origins=given.origins)
+
+    def indexed_parameter(self, function: cst.FunctionDef) -> Optional[int]:
+        """The position of the parameter that every return of ``function`` indexes, if one."""
+        if function not in self._indexed_parameters:
+            self._indexed_parameters[function] = _indexed_parameter(function, self._nodes_of(function))
+        return self._indexed_parameters[function]
 
     def _calls_in_body(self, function: cst.FunctionDef) -> frozenset[cst.CSTNode]:
         calls = self._calls_in.get(function)
