@@ -18,7 +18,9 @@ class FactoryWithoutDevice(Rule):
     called without `device=` whose result meets a tensor that lives on the device: an input of
     `forward`, a parameter, buffer or submodule, a tensor moved with `.to(device)` or
     `.cuda()`, or the output of a model that was moved. Tensors that come in from the caller
-    (the arguments of a function, what is computed from them) live on the caller's device; so
+    (the arguments of a function, what is computed from them) live on the caller's device (an
+    argument is a tensor when the code uses it as one, or its annotation or docstring says so:
+    `offset (torch.Tensor): ...`); so
     does a name that holds a CPU factory on one path and such a tensor on another, passed to a
     helper. A factory a module's `forward` fills with values computed from its input and returns
     goes back to a caller whose input is on the device. A tensor kept on `self` (`self.total = torch.zeros(n)` in `reset`) is flagged when
@@ -72,6 +74,10 @@ class FactoryWithoutDevice(Rule):
     needles = ("torch",)
 
     valid = (
+        # documented as a number: a number may meet the CPU tensor
+        "import torch\n\n\ndef after(offset, n):\n    \"\"\"Positions after an offset.\n\n    Args:\n"
+        "        offset (int): where the rows start.\n        n (int): how many positions.\n    \"\"\"\n"
+        "    return torch.arange(n) >= offset\n",
         # the CPU branch of an is_cuda test (the CUDA one spells its device)
         "import torch\n\n\ndef face_mask(pose):\n    b, t, h, w = pose.size()\n    part = (pose / 2 + 0.5) * 24\n"
         "    if pose.is_cuda:\n        mask = torch.empty(b, t, h, w, dtype=torch.uint8, device=pose.device).fill_(0)\n"
@@ -136,6 +142,15 @@ class FactoryWithoutDevice(Rule):
         'import torch\n\n\nclass Sampler:\n    def __init__(self, n: int):\n        self.groups = {0: torch.arange(n)}\n        self.recency = torch.zeros(n, dtype=torch.long)\n\n    def _select(self, positions: torch.Tensor, k: int):\n        return positions[self.recency[positions].argsort()[:k]]\n\n    def sample(self, k: int):\n        return [self._select(self.groups[key], k) for key in self.groups]\n',
     )
     invalid = (
+        # a parameter typed as a tensor by its docstring only
+        Invalid(
+            "import torch\n\n\ndef after(offset, n):\n    \"\"\"Positions after an offset.\n\n    Args:\n"
+            "        offset (torch.Tensor): where each row starts.\n        n (int): how many positions.\n    \"\"\"\n"
+            "    return torch.arange(n) >= offset\n",
+            "import torch\n\n\ndef after(offset, n):\n    \"\"\"Positions after an offset.\n\n    Args:\n"
+            "        offset (torch.Tensor): where each row starts.\n        n (int): how many positions.\n    \"\"\"\n"
+            "    return torch.arange(n, device=offset.device) >= offset\n",
+        ),
         Invalid(
             "import torch\nfrom torch import nn\n\nclass Cell(nn.Module):\n    def __init__(self):\n"
             "        super().__init__()\n        self.lstm = nn.LSTMCell(1, 4)\n\n"
