@@ -196,7 +196,13 @@ class FlowAnalysis:
             and decorated_with(function, "staticmethod")
             and self.declarations.is_autograd_function(owner.node)
         )
-        inputs_on_device = autograd or bool(
+        # A decorator's ``def wrapper(self, x)``, returned to replace a method (a forward wrapped
+        # by ``@sliced_forward``): its input arrives as the method's does, on the caller's device.
+        wrapper = bool(
+            owner is None and positional and positional[0].name.value == "self" and _returned_by_parent(function, scope)
+        )
+        is_method = bool(is_method or wrapper)
+        inputs_on_device = autograd or wrapper or bool(
             is_method and owner is not None and owner.is_module and function.name.value in ENTRY_METHODS
         )
         seeds = self._seeds.get(function, {})
@@ -1306,3 +1312,15 @@ def _indexed_parameter(function: cst.FunctionDef, body: list[cst.CSTNode]) -> Op
                 return None
             indexed.add(value.value.value)
     return params.index(indexed.pop()) if len(indexed) == 1 else None
+
+
+def _returned_by_parent(function: cst.FunctionDef, scope: Scope) -> bool:
+    """``function`` is defined in another function that returns it by name (a decorator's wrapper)."""
+    parent = scope.parent.node if scope.parent is not None else None
+    if not isinstance(parent, cst.FunctionDef):
+        return False
+    name = function.name.value
+    return any(
+        isinstance(node, cst.Return) and isinstance(node.value, cst.Name) and node.value.value == name
+        for node in walk(parent.body)
+    )

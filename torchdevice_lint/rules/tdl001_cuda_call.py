@@ -86,7 +86,8 @@ class CudaCall(Rule):
     stands for that argument), unless the partner is bound again in between; `Variable(...)` and `nn.Parameter(...)` are the tensor they wrap; the
     receiver of a method only tensors have, `out.scatter_(1, idx.cuda(), 1.0)`; a torch factory sized from a tensor argument,
     `torch.zeros(gt.size()).cuda()`, goes with it as TDL002 places it: `x * t.cuda()` becomes `x * t.to(x.device)`); a
-    tensor made on the device of the one it copies (`torch.ones_like(x).cuda()`, `x.new_zeros(n).cuda()`)
+    tensor input of a decorator's `def wrapper(self, x)` that the decorator returns (it replaces a
+    method, and its `x` arrives as a `forward`'s) gives `x.device`; a tensor made on the device of the one it copies (`torch.ones_like(x).cuda()`, `x.new_zeros(n).cuda()`)
     loses the move, and so does a `torch.nn` loss made without tensors (`nn.MSELoss()`, no
     `weight=`) in a function where the fix would otherwise use the module device line; never
     of a call of other code, which may move its arguments itself; `self.device`
@@ -115,6 +116,9 @@ class CudaCall(Rule):
     needles = (".cuda(",)
 
     valid = (
+        "import torch\n\n\ndef sliced_forward(single_forward):\n    def wrapper(self, x):\n"
+        "        total = torch.zeros(x.size()).to(x.device)\n        return total + single_forward(self, x)\n"
+        "    return wrapper\n",
         # what the fix writes in a function reading the arguments its script parses under __main__
         "import torch\n\n\ndef train(loader):\n    for x in loader:\n"
         "        net(x.to(torch.device('cuda' if args.cuda else 'cpu')), args.lr)\n",
@@ -209,6 +213,16 @@ class CudaCall(Rule):
         "def test_kernel():\n    x = torch.randn(8).cuda()\n    assert fast_op(x).shape == x.shape",
     )
     invalid = (
+        Invalid(  # a decorator's wrapper(self, x) of a forward: the input's device (pytorch-semantic-segmentation)
+            "import torch\n\n\ndef sliced_forward(single_forward):\n    def wrapper(self, x):\n"
+            "        b, _, h, w = x.size()\n        total = torch.zeros((b, self.n, h, w)).cuda()\n"
+            "        for s in self.scales:\n            total += single_forward(self, x * s)\n        return total\n"
+            "    return wrapper\n",
+            "import torch\n\n\ndef sliced_forward(single_forward):\n    def wrapper(self, x):\n"
+            "        b, _, h, w = x.size()\n        total = torch.zeros((b, self.n, h, w)).to(x.device)\n"
+            "        for s in self.scales:\n            total += single_forward(self, x * s)\n        return total\n"
+            "    return wrapper\n",
+        ),
         Invalid(
             "import torch\nmodel = Net().cuda()\n",
             'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
