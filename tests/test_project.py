@@ -193,6 +193,40 @@ def test_torch_from_a_star_import_of_the_project_is_torch(tmp_path, star):
     assert linter.fix(fixed.source, project=index, path=path).applied == 0
 
 
+def test_a_subclass_reads_the_switch_its_imported_base_guards_moves_with(tmp_path):
+    """Attention-Gated-Networks: ``AggregatedClassifier(FeedForwardClassifier)`` never names
+    ``use_cuda``; its base, in another module that itself subclasses a third, guards with it."""
+    write(tmp_path, {
+        "models/__init__.py": "",
+        "models/base.py": "class BaseModel:\n    def __init__(self):\n        self.use_cuda = True\n",
+        "models/feedforward.py": (
+            "from .base import BaseModel\n\n\nclass FeedForward(BaseModel):\n"
+            "    def initialize(self, net):\n        self.net = net\n"
+            "        if self.use_cuda:\n            self.net = self.net.cuda()\n"
+        ),
+        "models/aggregated.py": (
+            "import torch\nfrom .feedforward import FeedForward\n\n\nclass Aggregated(FeedForward):\n"
+            "    def initialize(self, net, w):\n        FeedForward.initialize(self, net)\n"
+            "        self.w = torch.tensor(w).cuda()\n"
+        ),
+        "models/other.py": (
+            "import torch\nfrom .base import BaseModel\n\n\nclass Other(BaseModel):\n"
+            "    def grow(self):\n        self.w = torch.ones(3).cuda()\n"
+        ),
+    })
+    index = ProjectIndex.build(str(path) for path in sorted(tmp_path.rglob("*.py")))
+    linter = Linter(Settings())
+    path = str(tmp_path / "models/aggregated.py")
+    fixed = linter.fix((tmp_path / "models/aggregated.py").read_text(), project=index, path=path)
+    assert 'self.w = torch.tensor(w).to(torch.device("cuda" if self.use_cuda else "cpu"))\n' in fixed.source
+    assert "is_available" not in fixed.source
+    assert linter.fix(fixed.source, project=index, path=path).applied == 0
+    # a base that sets the switch but guards nothing with it: the module line, as before
+    path = str(tmp_path / "models/other.py")
+    fixed = linter.fix((tmp_path / "models/other.py").read_text(), project=index, path=path)
+    assert "torch.cuda.is_available()" in fixed.source and ".to(device)" in fixed.source
+
+
 def test_a_file_alone_still_sees_its_own_classes():
     source = "import torch\n\nclass Box:\n    def cuda(self):\n        return self\n"
     view = ProjectView(ProjectIndex({}), None, source)

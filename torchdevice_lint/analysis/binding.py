@@ -26,6 +26,7 @@ this order of preference, and only when none exists asks for one module-level bi
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 from typing import Iterator, Optional, Sequence
 
@@ -508,11 +509,25 @@ class DeviceBinder:
         params = _parameter_names(function)
         guards = self._guards_in(function)
         owner = scope.owner_class
+        inherited: list[SwitchGuard] = []
         if owner is not None and params and params[0] == "self":
             guards = guards + [g for g in self._guards_in(owner.node) if g.switch.startswith("self.")]
+            if not guards:
+                inherited = self._inherited_guards(owner.node)
         unreadable = False
-        for guard in guards:
+        for guard in guards + inherited:
             root = guard.switch.split(".")[0]
+            if any(guard is other for other in inherited):
+                # the switch a base class set: in ``__init__``, once ``super().__init__()`` (or
+                # ``Base.__init__(self)``) ran or the class set it itself before the site
+                readable = function.name.value != "__init__" or self._assigned_before(function, guard.switch, site) or any(
+                    _calls_base_init(statement) and self.flow.statement_order.get(statement, site) < site
+                    for statement in function.body.body
+                )
+                if readable:
+                    return guard.test
+                unreadable = True
+                continue
             if root == "self":
                 readable = params[:1] == ["self"] and (
                     function.name.value != "__init__" or self._assigned_before(function, guard.switch, site)
@@ -537,6 +552,34 @@ class DeviceBinder:
             return ""
         switch_params = [name for name in params if name != "self" and named_as_switch(name)]
         return self._switch_test(switch_params[0]) if switch_params else None
+
+    def _inherited_guards(self, node: cst.ClassDef) -> list[SwitchGuard]:
+        """The guards on a ``self`` switch (``if self.use_cuda: self.net.cuda()``) in the base
+        classes of ``node`` that the project defines, in this file or another, nearest first:
+        a subclass whose own code never names the switch still runs under it."""
+        found: list[SwitchGuard] = []
+        seen: set[tuple[str, str]] = set()
+        pending: list[tuple[Optional[str], str]] = [(None, dotted) for dotted in _base_names(node)]
+        while pending and len(seen) < _MAX_BASES:
+            path, base = pending.pop(0)
+            local = self.flow.classes.get(base) if path is None else None
+            guards: Sequence[SwitchGuard]
+            bases: Sequence[str]
+            home: Optional[str]
+            if local is not None:
+                key, guards, bases, home = ("", base), self._guards_in(local.node), _base_names(local.node), None
+            else:
+                located = self.flow.project.class_home(base, path) if self.flow.project is not None else None
+                if located is None:
+                    continue
+                home, name, bases = located
+                key, guards = (home, name), _guards_of_class_in(home, name, _modified(home))
+            if key in seen:
+                continue
+            seen.add(key)
+            found.extend(guard for guard in guards if guard.switch.startswith("self."))
+            pending.extend((home, dotted) for dotted in bases)
+        return found
 
     def _block_switch(self, node: cst.CSTNode) -> Optional[str]:
         """The test of a switch that module-level code of a block (``if __name__ == "__main__":``)
@@ -1068,6 +1111,55 @@ def _moves_with_self_device(owner: cst.ClassDef) -> bool:
         if any(arg.keyword is not None and arg.keyword.value == "device" and self_attribute(arg.value) == "device" for arg in node.args):
             return True
     return False
+
+
+#: How many base classes a subclass's switch is looked for in.
+_MAX_BASES = 8
+
+
+def _base_names(node: cst.ClassDef) -> list[str]:
+    """The bases of a class as written (``FeedForwardClassifier``, ``models.Base``)."""
+    return [name for base in node.bases if base.keyword is None and (name := dotted_name(base.value)) is not None]
+
+
+def _modified(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+@functools.lru_cache(maxsize=64)
+def _guards_of_class_in(path: str, name: str, modified: float) -> tuple[SwitchGuard, ...]:
+    """The switch guards in the top-level class ``name`` of the project file at ``path`` (as
+    last ``modified``)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            module = cst.parse_module(handle.read())
+    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+        return ()
+    imports = ImportTable()
+    for statement in module.body:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, (cst.Import, cst.ImportFrom)):
+                imports.add(small)
+    for statement in module.body:
+        if isinstance(statement, cst.ClassDef) and statement.name.value == name:
+            return tuple(switch_guards(statement.body, module, imports))
+    return ()
+
+
+def _calls_base_init(statement: cst.CSTNode) -> bool:
+    """``super().__init__(...)`` or ``Base.__init__(self, ...)``."""
+    return _calls_super_init(statement) or any(
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "__init__"
+        and bool(node.args)
+        and isinstance(node.args[0].value, cst.Name)
+        and node.args[0].value.value == "self"
+        for node in walk(statement)
+    )
 
 
 def _calls_super_init(statement: cst.CSTNode) -> bool:

@@ -445,6 +445,14 @@ class ProjectView:
             return None
         return self._class(target[1], target[2], frozenset())
 
+    def class_home(self, dotted: str, path: Optional[str] = None) -> Optional[tuple[str, str, tuple[str, ...]]]:
+        """Where the class that ``dotted`` names (in the file at ``path``, by default the linted
+        one) is defined, in another file of the project: its path, its name and its bases as written."""
+        target = self._resolve(path or self.path, dotted, 0)
+        if target is None or target[0] != "class" or target[1] == self.path:
+            return None
+        return target[1], target[2], tuple(self._facts(target[1]).classes[target[2]][0])
+
     def instance_of(self, callee: str) -> Optional[ProjectClass]:
         """The class a call of ``callee`` makes: the class itself, or the one a project helper
         returns on every path (``return Net(cfg)``) when that is one class of the project."""

@@ -69,7 +69,8 @@ class CudaCall(Rule):
     from `is_available()` gives `device = torch.device("cuda" if args.cuda else "cpu")` under it
     and under the statements that change it in place (`gpu_ids.append(i)`);
     in a function, a switch guarding its moves whose root it can read (a parameter: `if
-    cfg.NUM_GPUS:`, `if len(gpu_ids) > 0:`; `self.gpu_mode` in its class, also where it only
+    cfg.NUM_GPUS:`, `if len(gpu_ids) > 0:`; `self.gpu_mode` in its class or a base class of the project (this file or an imported
+    module; in `__init__` once the base's `__init__` ran), also where it only
     chooses a CUDA type or `'cuda'`: `torch.cuda.FloatTensor if self.gpu_ids else torch.Tensor`)
     or a parameter named as one (`gpu_ids`, `use_cuda`; a count such as `ngpu` only where tested) gives
     `.to(torch.device("cuda" if self.gpu_mode else "cpu"))`, the test written as the file
@@ -169,6 +170,10 @@ class CudaCall(Rule):
         "def step(self, x):\n    return x.to(self.device)",
         "import torch\n\ncuda = True\ndevice = torch.device('cuda' if cuda else 'cpu')\nmodel = make().to(device)\n",
         # what the fix writes with the repository's own switch in scope
+        "import torch\n\n\nclass Sub(Base):\n    def grow(self):\n"
+        "        self.w = torch.ones(3).to(torch.device('cuda' if self.use_cuda else 'cpu'))\n",
+        "import torch\n\n\nclass Sub(Base):\n    def __init__(self, gpu_ids):\n        super().__init__(gpu_ids)\n"
+        "        w = torch.ones(3).to(torch.device('cuda' if len(self.gpu_ids) > 0 else 'cpu'))\n",
         "import torch\n\n\nclass VGGLoss(nn.Module):\n    def __init__(self, gpu_ids):\n"
         "        self.vgg = Vgg19().to(torch.device('cuda' if gpu_ids else 'cpu'))\n",
         "import torch\n\nargs = parser.parse_args()\nargs.cuda = not args.no_cuda and torch.cuda.is_available()\n"
@@ -464,6 +469,28 @@ class CudaCall(Rule):
             "import torch\n\n\nclass GAN:\n    def __init__(self, args):\n        self.gpu_mode = args.gpu_mode\n"
             "        self.G = G()\n        if self.gpu_mode:\n            self.G.cuda()\n\n"
             "    def noise(self, n):\n        return torch.rand(n, 1).to(torch.device(\"cuda\" if self.gpu_mode else \"cpu\"))\n",
+            count=2,
+        ),
+        Invalid(  # a subclass runs under the switch its base class guards moves with
+            "import torch\n\n\nclass Base:\n    def initialize(self, net):\n        self.use_cuda = True\n"
+            "        if self.use_cuda:\n            self.net = net.cuda()\n\n\n"
+            "class Sub(Base):\n    def initialize(self, net, w):\n        Base.initialize(self, net)\n"
+            "        self.w = torch.tensor(w).cuda()\n",
+            "import torch\n\n\nclass Base:\n    def initialize(self, net):\n        self.use_cuda = True\n"
+            "        if self.use_cuda:\n            self.net = net.cuda()\n\n\n"
+            "class Sub(Base):\n    def initialize(self, net, w):\n        Base.initialize(self, net)\n"
+            "        self.w = torch.tensor(w).to(torch.device(\"cuda\" if self.use_cuda else \"cpu\"))\n",
+            count=2,
+        ),
+        Invalid(  # in the subclass's __init__, once the base's __init__ set the switch
+            "import torch\n\n\nclass Base(nn.Module):\n    def __init__(self, gpu_ids):\n        super().__init__()\n"
+            "        self.gpu_ids = gpu_ids\n        if len(self.gpu_ids) > 0:\n            self.cuda()\n\n\n"
+            "class Sub(Base):\n    def __init__(self, gpu_ids):\n        super().__init__(gpu_ids)\n"
+            "        w = torch.ones(3).cuda()\n",
+            "import torch\n\n\nclass Base(nn.Module):\n    def __init__(self, gpu_ids):\n        super().__init__()\n"
+            "        self.gpu_ids = gpu_ids\n        if len(self.gpu_ids) > 0:\n            self.cuda()\n\n\n"
+            "class Sub(Base):\n    def __init__(self, gpu_ids):\n        super().__init__(gpu_ids)\n"
+            "        w = torch.ones(3).to(torch.device(\"cuda\" if len(self.gpu_ids) > 0 else \"cpu\"))\n",
             count=2,
         ),
         Invalid(  # the class's switch chooses a CUDA type (its moves live in another module)
