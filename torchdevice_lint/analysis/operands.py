@@ -57,7 +57,12 @@ def operand_partners(
             continue
         if isinstance(parent, cst.BinaryOperation):
             other = parent.right if parent.left is current else parent.left
-            return _tensor_names([other], values)
+            partners = _tensor_names([other], values)
+            if not partners:
+                # ``logprobs + (mask * -0.693 * alpha)``: scaled by no tensor, it meets what the product meets
+                current, index = parent, index + 1
+                continue
+            return partners
         if isinstance(parent, cst.ComparisonTarget) and isinstance(above, cst.Comparison):
             operands = [above.left, *(target.comparator for target in above.comparisons)]
             return _tensor_names([operand for operand in operands if operand is not current], values)
@@ -103,6 +108,8 @@ def next_statement_partners(
     rebound = rebound | bound_names(statement)
     for later in body[position + 1 :]:
         uses = list(_uses(later, name, [block]))
+        if uses and _only_fills_in(later, name, uses):
+            continue  # ``for i in ...: mask[i, j] += 1``: numbers written into it, nothing met
         if uses:  # the first statement that reads it (or binds it again: no partner then)
             partners = [
                 partner
@@ -118,6 +125,34 @@ def next_statement_partners(
             return next_statement_partners(carried, later, block, imports, values, depth + 1, rebound, existing)
         rebound = rebound | bound_names(later)
     return []
+
+
+def _number_literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float))
+
+
+def _only_fills_in(
+    statement: cst.CSTNode, name: str, uses: Sequence[tuple[cst.Name, list[cst.CSTNode]]]
+) -> bool:
+    """A loop whose every use of ``name`` writes a number into an item of it (``mask[i, j] +=
+    1``, ``mask[i] = 0``): the tensor meets no other there, and keeps its device and name."""
+    if not isinstance(statement, (cst.For, cst.While)):
+        return False
+    for use, path in uses:
+        subscript, above, assign = (path[-1], path[-2], path[-3]) if len(path) >= 3 else (None, None, None)
+        if not (isinstance(subscript, cst.Subscript) and subscript.value is use):
+            return False
+        if isinstance(above, cst.AugAssign) and above.target is subscript:
+            value = above.value
+        elif isinstance(above, cst.AssignTarget) and above.target is subscript and isinstance(assign, cst.Assign):
+            value = assign.value
+        else:
+            return False
+        if not _number_literal(value):
+            return False
+    return True
 
 
 def bound_names(statement: cst.CSTNode) -> frozenset[str]:

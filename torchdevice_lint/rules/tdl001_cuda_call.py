@@ -82,9 +82,10 @@ class CudaCall(Rule):
     it), the finding keeps no fix rather than a device that contradicts the switch. The device of
     a tensor the moved one meets in an operation that requires one device (an operand of the
     same arithmetic, comparison or torch combining call, or of the first later statement that
-    reads the name the result is bound to, or a name bound from it there (`torch.stack`, `torch.cat`
+    reads the name the result is bound to, past a loop that only writes numbers into its items
+    (`mask[i, j] += 1`), or a name bound from it there (`torch.stack`, `torch.cat`
     joining it included; a partner first bound later and computed only from a tensor argument
-    stands for that argument), unless the partner is bound again in between; `Variable(...)` and `nn.Parameter(...)` are the tensor they wrap; the
+    stands for that argument; scaled by what is not known as a tensor, `logprobs + (mask * -0.693 * alpha)`, it meets what the product meets), unless the partner is bound again in between; `Variable(...)` and `nn.Parameter(...)` are the tensor they wrap; the
     receiver of a method only tensors have, `out.scatter_(1, idx.cuda(), 1.0)`; a torch factory sized from a tensor argument,
     `torch.zeros(gt.size()).cuda()`, goes with it as TDL002 places it: `x * t.cuda()` becomes `x * t.to(x.device)`); a
     tensor input of a decorator's `def wrapper(self, x)` that the decorator returns (it replaces a
@@ -117,6 +118,10 @@ class CudaCall(Rule):
     needles = (".cuda(",)
 
     valid = (
+        "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\nclass M(nn.Module):\n"
+        "    def sample(self, it, n):\n        logprobs = F.log_softmax(self.proj(it), dim=-1)\n"
+        "        mask = torch.zeros(logprobs.size()).to(logprobs.device)\n        for i in range(n):\n            mask[i, 0] += 1\n"
+        "        return logprobs + (mask * -0.693)\n",
         "import torch\n\n\ndef sliced_forward(single_forward):\n    def wrapper(self, x):\n"
         "        total = torch.zeros(x.size()).to(x.device)\n        return total + single_forward(self, x)\n"
         "    return wrapper\n",
@@ -218,6 +223,16 @@ class CudaCall(Rule):
         "def test_kernel():\n    x = torch.randn(8).cuda()\n    assert fast_op(x).shape == x.shape",
     )
     invalid = (
+        Invalid(  # a loop only writing numbers into the moved tensor meets nothing: the use after it does (self-critical)
+            "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\nclass M(nn.Module):\n"
+            "    def sample(self, it, n):\n        logprobs = F.log_softmax(self.proj(it), dim=-1)\n"
+            "        mask = torch.zeros(logprobs.size()).cuda()\n        for i in range(n):\n            mask[i, 0] += 1\n"
+            "        return logprobs + (mask * -0.693)\n",
+            "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\nclass M(nn.Module):\n"
+            "    def sample(self, it, n):\n        logprobs = F.log_softmax(self.proj(it), dim=-1)\n"
+            "        mask = torch.zeros(logprobs.size()).to(logprobs.device)\n        for i in range(n):\n            mask[i, 0] += 1\n"
+            "        return logprobs + (mask * -0.693)\n",
+        ),
         Invalid(  # a decorator's wrapper(self, x) of a forward: the input's device (pytorch-semantic-segmentation)
             "import torch\n\n\ndef sliced_forward(single_forward):\n    def wrapper(self, x):\n"
             "        b, _, h, w = x.size()\n        total = torch.zeros((b, self.n, h, w)).cuda()\n"
