@@ -254,3 +254,43 @@ def test_a_device_is_never_read_off_an_argument_the_body_takes_items_of():
     evidence = _strict_tensor_evidence(function, ImportTable())
     assert evidence.sequences >= {"outputs", "steps"} and "target" not in evidence.sequences
     assert "x" in evidence.tensors  # .view(): a tensor, whatever its items
+
+
+def test_a_switch_device_needed_twice_is_bound_once_per_function_and_only_where_free():
+    """#17 class T (TimeCycle train()): one `device = torch.device(...)` line per function at the
+    top, the sites naming it; a second run changes nothing; a function that already uses the
+    name, or whose switch is a local, keeps the inline device (one per statement)."""
+    source = (
+        "import torch\n\n\n"
+        "def train(loader, model, use_cuda):\n"
+        "    # one epoch\n"
+        "    if use_cuda:\n        model.cuda()\n"
+        "    for a, b in loader:\n        a, b = a.cuda(), b.cuda()\n\n\n"
+        "def taken(x, model, use_cuda, device=None):\n"
+        "    if use_cuda:\n        model.cuda()\n"
+        "    y = x.cuda()\n    return y, x.cuda()\n\n\n"
+        "def local(x, model):\n    use_cuda = model.on_gpu()\n"
+        "    if use_cuda:\n        model.cuda()\n"
+        "    y = x.cuda()\n    return y, x.cuda()\n"
+    )
+    linter = Linter(Settings())
+    fixed = linter.fix(source)
+    assert fixed.source.count("device = torch.device(") == 1
+    assert "def train(loader, model, use_cuda):\n    device = torch.device(\"cuda\" if use_cuda else \"cpu\")\n    # one epoch\n" in fixed.source
+    assert "a, b = a.to(device), b.to(device)\n" in fixed.source
+    assert fixed.source.count('torch.device("cuda" if use_cuda else "cpu")') == 5
+    assert linter.fix(fixed.source).applied == 0
+
+
+def test_a_self_switch_device_needed_twice_in_a_method_is_bound_once():
+    """pix2pixHD encode_input: ``self.gpu_ids`` (set in ``__init__``) at several sites of a method."""
+    source = (
+        "import torch\n\n\nclass Model:\n    def __init__(self, gpu_ids):\n        self.gpu_ids = gpu_ids\n"
+        "        self.Tensor = torch.cuda.FloatTensor if self.gpu_ids else torch.Tensor\n\n"
+        "    def encode(self, a, b):\n        a = self.prep(a.cuda())\n        return a, b.cuda()\n"
+    )
+    fixed = Linter(Settings()).fix(source).source
+    assert (
+        "    def encode(self, a, b):\n        device = torch.device(\"cuda\" if self.gpu_ids else \"cpu\")\n"
+        "        a = self.prep(a.to(device))\n        return a, b.to(device)\n"
+    ) in fixed

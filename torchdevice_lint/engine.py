@@ -12,6 +12,7 @@ from typing import Callable, Optional, Sequence
 import libcst as cst
 
 from torchdevice_lint.analysis import FileAnalysis, ProjectIndex
+from torchdevice_lint.analysis.bind_once import BindOnce, switch_device_test
 from torchdevice_lint.analysis.binding import DeviceBinder
 from torchdevice_lint.analysis.tree import iter_child_nodes, walk
 from torchdevice_lint.findings import Finding, Fix, Replacement, Report, Safety
@@ -242,6 +243,15 @@ class Linter:
         fixes = [(report, report.fix) for report in reports if report.fix is not None]
         replacements = {old: new for _, fix in fixes for old, new in fix.replacements}
         updated = module.visit(_Replacer(replacements))
+        created = [
+            id(node)
+            for _, new in replacements.items()
+            if isinstance(new, cst.CSTNode)
+            for node in walk(new)
+            if switch_device_test(node) is not None
+        ]
+        if len(created) > 1:  # a switch device written at two sites of a function: bound once there
+            updated = updated.visit(BindOnce(created, binder.preferred_name or "device"))
         binding_sites = [report.top_level_index for report, fix in fixes if fix.needs_device_binding]
         import_sites = [report.top_level_index for report, fix in fixes if fix.needs_torch_import]
         if binding_sites or import_sites:

@@ -33,6 +33,7 @@ from typing import Iterator, Optional, Sequence
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.bind_once import can_bind_once
 from torchdevice_lint.analysis.devices import looks_like_accelerator_switch, looks_like_device_name
 from torchdevice_lint.analysis.evidence import body_nodes, names_used_as_tensors
 from torchdevice_lint.analysis.flow import FlowAnalysis, Scope
@@ -41,6 +42,7 @@ from torchdevice_lint.analysis.switches import SwitchGuard, defines_switch, devi
 from torchdevice_lint.analysis.tree import (
     annotated_expression,
     assignment_targets,
+    bound_targets,
     decorated_with,
     iter_child_nodes,
     self_attribute,
@@ -190,7 +192,7 @@ class DeviceBinder:
             test = self._block_switch(scopes[-1].node if scopes else statement)
         module_torch = self.imports.torch_at_module_level()
         if test is not None:
-            if not test or module_torch is None or _moves_in(statement) > 1:
+            if not test or module_torch is None or (_moves_in(statement) > 1 and not self._binds_once(scopes, test)):
                 # an inline switch device written once per statement, never twice on one line
                 return DeviceChoice(self.global_name, inserts_binding=True, shadowed=True)
             return DeviceChoice(device_from(test, module_torch, self.quote))
@@ -200,6 +202,19 @@ class DeviceBinder:
         shadowed = shadowed or (self.imports.torch_alias is not None and self.imports.torch_at_module_level() is None)
         shadowed = shadowed or self._line_would_precede_gpu_choice(statement)
         return DeviceChoice(self.global_name, inserts_binding=True, shadowed=shadowed)
+
+    def _binds_once(self, scopes: Sequence[Scope], test: str) -> bool:
+        """The engine will bind the switch device once at the top of the innermost function
+        (`analysis.bind_once`): a statement moving twice then reads the name, never a line
+        holding the device expression twice."""
+        function = scopes[0].node if scopes else None
+        if not isinstance(function, cst.FunctionDef):
+            return False
+        try:
+            expression = cst.parse_expression(test)
+        except cst.ParserSyntaxError:
+            return False
+        return can_bind_once(function, expression, self.preferred_name or "device")
 
     @functools.cached_property
     def _gpu_choices(self) -> Optional[tuple[int, ...]]:
@@ -896,25 +911,6 @@ def _binds_in(suite: cst.CSTNode, name: str) -> bool:
             return True
         pending.extend(iter_child_nodes(node))
     return False
-
-
-def bound_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
-    """What ``node`` binds, tuples unpacked: ``a, b = ...``, ``for a in``, ``with ... as a``, ``(a := ...)``."""
-    targets = assignment_targets(node)
-    if isinstance(node, (cst.For, cst.CompFor)):
-        targets = [node.target]
-    elif isinstance(node, cst.AsName):
-        targets = [node.name]
-    elif isinstance(node, cst.NamedExpr):
-        targets = [node.target]
-    unpacked: list[cst.BaseExpression] = []
-    while targets:
-        target = targets.pop()
-        if isinstance(target, (cst.Tuple, cst.List)):
-            targets.extend(element.value for element in target.elements)
-        else:
-            unpacked.append(target)
-    return unpacked
 
 
 def _ancestors(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> Iterator[cst.CSTNode]:

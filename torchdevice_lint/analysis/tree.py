@@ -151,6 +151,25 @@ def assignment_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
     return []
 
 
+
+def bound_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """What ``node`` binds, tuples unpacked: ``a, b = ...``, ``for a in``, ``with ... as a``, ``(a := ...)``."""
+    targets = assignment_targets(node)
+    if isinstance(node, (cst.For, cst.CompFor)):
+        targets = [node.target]
+    elif isinstance(node, cst.AsName):
+        targets = [node.name]
+    elif isinstance(node, cst.NamedExpr):
+        targets = [node.target]
+    unpacked: list[cst.BaseExpression] = []
+    while targets:
+        target = targets.pop()
+        if isinstance(target, (cst.Tuple, cst.List)):
+            targets.extend(element.value for element in target.elements)
+        else:
+            unpacked.append(target)
+    return unpacked
+
 def keyword_argument(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:

@@ -76,8 +76,12 @@ class CudaCall(Rule):
     `.to(torch.device("cuda" if self.gpu_mode else "cpu"))`, the test written as the file
     writes it; likewise a switch that module-level code of a block (`if __name__ == '__main__':`)
     binds and tests, in that block's code after its binding, in functions defined there
-    after it and in top-level functions that already read its root as a global (`args.lr`). The inline device is written once per statement: a statement with several moves
-    keeps its findings without a fix (no function-local device line is inserted). Where the
+    after it and in top-level functions that already read its root as a global (`args.lr`). Where a function gets that
+    device at two or more sites and its every name is a parameter (`self` outside `__init__`) that
+    the function never rebinds or changes, it is bound once at the top of the function, after the
+    docstring (`device = torch.device("cuda" if use_cuda else "cpu")`), and the sites use the
+    name (not where the function already uses that name). Elsewhere the inline device is written
+    once per statement: a statement with several moves keeps its findings without a fix. Where the
     switch cannot be read at the site (set below
     it), the finding keeps no fix rather than a device that contradicts the switch. The device of
     a tensor the moved one meets in an operation that requires one device (an operand of the
@@ -175,6 +179,10 @@ class CudaCall(Rule):
         "def step(self, x):\n    return x.to(self.device)",
         "import torch\n\ncuda = True\ndevice = torch.device('cuda' if cuda else 'cpu')\nmodel = make().to(device)\n",
         # what the fix writes with the repository's own switch in scope
+        "import torch\n\n\ndef train(loader, use_cuda):\n    device = torch.device('cuda' if use_cuda else 'cpu')\n"
+        "    for imgs, theta in loader:\n        step(imgs.to(device), theta.to(device))\n",
+        "import torch\n\n\ndef pair(x, y, gpu_ids):\n    device = torch.device('cuda' if len(gpu_ids) > 0 else 'cpu')\n"
+        "    return x.to(device) + y.to(device)\n",
         "import torch\n\n\nclass Sub(Base):\n    def grow(self):\n"
         "        self.w = torch.ones(3).to(torch.device('cuda' if self.use_cuda else 'cpu'))\n",
         "import torch\n\n\nclass Sub(Base):\n    def __init__(self, gpu_ids):\n        super().__init__(gpu_ids)\n"
@@ -534,6 +542,25 @@ class CudaCall(Rule):
             "        net(x.to(torch.device('cuda' if args.cuda else 'cpu')), args.lr)\n\n\n"
             "if __name__ == '__main__':\n    args = parser.parse_args()\n    if args.cuda:\n        net.cuda()\n",
             count=2,
+        ),
+        Invalid(  # a switch device needed at several sites of a function: bound once, after the docstring
+            "import torch\n\n\ndef train(loader, model, use_cuda):\n    \"\"\"One epoch.\"\"\"\n"
+            "    if use_cuda:\n        model.cuda()\n    for imgs, theta in loader:\n"
+            "        imgs = torch.autograd.Variable(imgs.cuda())\n        theta = torch.autograd.Variable(theta.cuda())\n",
+            "import torch\n\n\ndef train(loader, model, use_cuda):\n    \"\"\"One epoch.\"\"\"\n"
+            "    device = torch.device(\"cuda\" if use_cuda else \"cpu\")\n"
+            "    if use_cuda:\n        model.cuda()\n    for imgs, theta in loader:\n"
+            "        imgs = torch.autograd.Variable(imgs.to(device))\n        theta = torch.autograd.Variable(theta.to(device))\n",
+            count=3,
+        ),
+        Invalid(  # two moves in one statement, the switch a parameter: the device bound once, then used
+            "import torch\n\n\ndef pair(x, y, gpu_ids):\n    if len(gpu_ids) > 0:\n        net.cuda()\n"
+            "    return x.cuda() + y.cuda()\n",
+            "import torch\n\n\ndef pair(x, y, gpu_ids):\n"
+            "    device = torch.device(\"cuda\" if len(gpu_ids) > 0 else \"cpu\")\n"
+            "    if len(gpu_ids) > 0:\n        net.cuda()\n"
+            "    return x.to(device) + y.to(device)\n",
+            count=3,
         ),
         Invalid(  # two moves in one statement would each write the switch inline: reported without a fix
             "import torch\n\n\ndef test(loader):\n    args = get_args()\n    if args.ngpu > 0:\n"

@@ -5,8 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
-from torchdevice_lint.analysis.binding import bound_targets
-from torchdevice_lint.analysis.tree import string_value, walk
+from torchdevice_lint.analysis.tree import bound_targets, string_value, walk
 from torchdevice_lint.analysis.values import Kind
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
