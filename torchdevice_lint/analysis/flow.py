@@ -851,6 +851,10 @@ class FlowAnalysis:
             return Value(Kind.TENSOR, first.place)
         if qualified in torch_api.LEGACY_TENSOR_TYPES:
             # ``torch.Tensor([...])``, ``torch.LongTensor(n)``: a new tensor (where, TDL006 says).
+            if legacy_cpu_factory(node, qualified):
+                # ``torch.FloatTensor(N, 1)``: TDL006's ``torch.empty(N, 1, ...)``, a CPU factory whose
+                # meetings TDL006 reads to place its fix where TDL003 would (TimeCycle's TPS grid)
+                return Value(Kind.TENSOR, Place.CPU, frozenset({node}))
             return Value(Kind.TENSOR)
         if torch_api.is_torch_nn_module_class(qualified):
             # ``nn.CrossEntropyLoss(weight=torch.tensor([...]))`` holds a CPU buffer until moved.
@@ -1323,4 +1327,14 @@ def _returned_by_parent(function: cst.FunctionDef, scope: Scope) -> bool:
     return any(
         isinstance(node, cst.Return) and isinstance(node.value, cst.Name) and node.value.value == name
         for node in walk(parent.body)
+    )
+
+
+def legacy_cpu_factory(node: cst.Call, qualified: str) -> bool:
+    """A CPU legacy constructor given two or more sizes (``torch.FloatTensor(N, 1)``), which it
+    only accepts as sizes: the ``torch.empty`` TDL006 makes of it."""
+    return (
+        not qualified.startswith("torch.cuda.")
+        and len(node.args) >= 2
+        and all(arg.keyword is None and not arg.star for arg in node.args)
     )

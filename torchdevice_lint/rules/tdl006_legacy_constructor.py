@@ -10,6 +10,7 @@ from torchdevice_lint.analysis.values import Kind
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import append_argument, argument, expression
+from torchdevice_lint.rules.tdl003_factory_without_device import cpu_chosen
 
 #: Methods whose result is a size: ``x.size()``, ``x.size(0)``, ``x.numel()``, ``x.dim()``, and
 #: ``x.item()``, a Python number, which the constructors take as a size as ``torch.empty`` does.
@@ -58,7 +59,10 @@ class LegacyConstructor(Rule):
     with `n = lengths.max().item()` in `def mask(lengths)` gets `device=lengths.device`) or of a
     tensor it meets in the same operation (`x + torch.cuda.FloatTensor(n)`), else
     the device in scope (or a new module-level `device`); in code that only runs with CUDA (see
-    TDL001) `device="cuda"`, as written; CPU types stay on the CPU. A
+    TDL001) `device="cuda"`, as written; CPU types stay on the CPU, except where the new factory
+    would meet a tensor of the caller's (TDL003): there it gets that tensor's device
+    (`torch.cat((torch.FloatTensor(N, 1).fill_(1), X), 1)` in `def f(X)` gets `device=X.device`),
+    unsafe as TDL003's fix, so that the fix's output is not reported again. A
     placeholder without data given as `out=` to a factory that has no `dtype=` yet says only the
     result's dtype and device (`out=` resizes it): the factory gets those instead
     (`torch.arange(n, out=torch.LongTensor())` becomes `torch.arange(n, dtype=torch.int64)`). `torch.Tensor` keeps the
@@ -90,6 +94,9 @@ class LegacyConstructor(Rule):
     needles = ("Tensor",)
 
     valid = (
+        "import torch\n\n\ndef column(n: int):\n    return torch.empty(n, 1, dtype=torch.float32).fill_(1)\n",
+        "import torch\n\n\ndef with_ones(X):\n    N = X.size(0)\n"
+        "    O = torch.empty(N, 1, dtype=torch.float32, device=X.device).fill_(1)\n    return torch.cat((O, X), 1)\n",
         "import torch\nx = torch.tensor([1.0, 2.0], device=device)\n",
         "import torch\n\ndef noise(out_features: int):\n    return torch.empty(out_features, dtype=torch.float32)\n",
         "import torch\n\ndef gather(data, max_size=4096):\n    return torch.empty(max_size, dtype=torch.uint8, device=device)\n",
@@ -143,6 +150,18 @@ class LegacyConstructor(Rule):
             "import torch\n\n\ndef shifted(x: torch.Tensor, n: int):\n    return x + torch.cuda.FloatTensor(n).fill_(1)\n",
             "import torch\n\n\ndef shifted(x: torch.Tensor, n: int):\n"
             "    return x + torch.empty(n, dtype=torch.float32, device=x.device).fill_(1)\n",
+        ),
+        Invalid(  # met with the caller's tensor: TDL003's device, not a CPU factory it would report (TimeCycle)
+            "import torch\n\n\ndef with_ones(X):\n    N = X.size(0)\n"
+            "    O = torch.FloatTensor(N, 1).fill_(1)\n    return torch.cat((O, X), 1)\n",
+            "import torch\n\n\ndef with_ones(X):\n    N = X.size(0)\n"
+            "    O = torch.empty(N, 1, dtype=torch.float32, device=X.device).fill_(1)\n    return torch.cat((O, X), 1)\n",
+        ),
+        Invalid(  # the CPU branch of an is_cuda test stays on the CPU, as TDL003 leaves it
+            "import torch\n\n\ndef with_ones(X):\n    N = X.size(0)\n    if X.is_cuda:\n        return X\n"
+            "    else:\n        O = torch.FloatTensor(N, 1).fill_(1)\n    return torch.cat((O, X), 1)\n",
+            "import torch\n\n\ndef with_ones(X):\n    N = X.size(0)\n    if X.is_cuda:\n        return X\n"
+            "    else:\n        O = torch.empty(N, 1, dtype=torch.float32).fill_(1)\n    return torch.cat((O, X), 1)\n",
         ),
         Invalid(  # a parameter annotated int is a size (tianshou's NoisyLinear)
             "import torch\n\ndef noise(out_features: int, scale):\n    return torch.FloatTensor(out_features), torch.FloatTensor(scale)\n",
@@ -320,6 +339,12 @@ class LegacyConstructor(Rule):
         """The fix putting ``call`` in place of ``replaced``: a CUDA type's tensor also gets the
         device of the argument it is computed with, or the device in scope."""
         if not qualified.startswith("torch.cuda."):
+            caller = self.analysis.caller_device_meeting(constructor, self.context.ancestors, self.context.statement())
+            if caller is not None and caller.source is not None and not cpu_chosen(self, constructor):
+                # TDL003 would ask the new factory for the caller's device: written here, unsafe
+                # as TDL003's fix, so that the fix's output is not reported again.
+                placed = append_argument(call, argument(expression(f"{caller.source}.device"), "device"))
+                return Fix(Safety.UNSAFE, ((replaced, placed),))
             return Fix(Safety.SAFE, ((replaced, call),))
         ancestors = self.context.ancestors
         if self.analysis.in_cuda_only_code(ancestors) or self.analysis.beside_cuda_only_code(ancestors):

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.guards import in_test_code
 from torchdevice_lint.analysis.tree import walk
 from torchdevice_lint.findings import Fix, Safety
@@ -96,6 +97,8 @@ class FactoryMeetsArgument(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self.analysis.qualified_name(node.func) in torch_api.LEGACY_TENSOR_TYPES:
+            return  # TDL006's
         meetings = self.analysis.unplaced_meetings_for_origin(node)
         functions = self.context.enclosing_functions()
         if not meetings or not functions or in_test_code(self.analysis.imports, self.context.ancestors):
