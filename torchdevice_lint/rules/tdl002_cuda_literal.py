@@ -24,8 +24,9 @@ class CudaLiteral(Rule):
     Flags a CUDA device written as a literal (`"cuda"`, `"cuda:0"`, `f"cuda:{i}"`,
     `torch.device("cuda")`, `torch.device("cuda", 0)`) where it is used as a device: a
     `device=` argument, the target of `.to(...)`, a variable named like a device, or the
-    default of a `device` parameter that a call in the same file relies on, with no CPU
-    fallback. Code under a device check, in a CUDA-only test (`@skipIf(not
+    default of a `device` parameter that a call in the same file relies on, the default of a
+    lookup of a device option (`kwargs.get("device", "cuda")`, `getattr(opt, "device", "cuda")`:
+    the fix guards it in place), with no CPU fallback. Code under a device check, in a CUDA-only test (`@skipIf(not
     torch.cuda.is_available())`), in a function or class named for CUDA, and the per-process
     device of distributed training (`f"cuda:{local_rank}"`) are left alone.
 
@@ -86,6 +87,9 @@ class CudaLiteral(Rule):
     needles = ("cuda",)
 
     valid = (
+        # the default of a device option's lookup, guarded or on the CPU
+        "import torch\n\n\ndef evaluate(kw):\n    device = kw.get('device', 'cuda' if torch.cuda.is_available() else 'cpu')\n",
+        "def run(opt, model):\n    model.to(getattr(opt, 'device', 'cpu'))\n    return opt.get('backend', 'cuda')\n",
         'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")',
         "def scaled(feats):\n    return feats * torch.ones(3, device=feats.device)\n",
         "def pool(pts):\n    n = pts.size(0)\n    return torch.zeros((n, 3), device=pts.device)\n",
@@ -146,6 +150,17 @@ class CudaLiteral(Rule):
         '    sd.enable_model_cpu_offload(gpu_id=5, device="cuda")\n    assert sd._offload_gpu_id == 5',
     )
     invalid = (
+        Invalid(  # the default of a device option's lookup: where the caller gives none, CUDA
+            "import torch\n\n\ndef eval_split(model, loader, eval_kwargs={}):\n"
+            "    device = eval_kwargs.get('device', 'cuda')\n",
+            "import torch\n\n\ndef eval_split(model, loader, eval_kwargs={}):\n"
+            "    device = eval_kwargs.get('device', 'cuda' if torch.cuda.is_available() else 'cpu')\n",
+        ),
+        Invalid(
+            "import torch\n\n\ndef run(opt, model):\n    model.to(getattr(opt, 'device', 'cuda'))\n",
+            "import torch\n\n\ndef run(opt, model):\n"
+            "    model.to(getattr(opt, 'device', 'cuda' if torch.cuda.is_available() else 'cpu'))\n",
+        ),
         Invalid(  # an autograd Function runs on its inputs' device, as a module's forward (Occupancy Networks)
             "import torch\n\n\nclass Pool(torch.autograd.Function):\n    @staticmethod\n"
             "    def forward(ctx, feats, pts):\n        return torch.zeros((pts.size(0), feats.size(1)), device='cuda')\n",
@@ -343,6 +358,8 @@ class CudaLiteral(Rule):
         return repr(text) if text is not None and names_cuda(text) else None
 
     def _used_as_device(self, parent: Optional[cst.CSTNode]) -> bool:
+        if self._default_of_device_lookup(parent):
+            return True
         if isinstance(parent, cst.Arg):
             call = self.context.parent(2)
             if isinstance(call, cst.Call) and self._describes_a_device(call, parent):
@@ -355,6 +372,25 @@ class CudaLiteral(Rule):
                 return True
             return self.analysis.qualified_name(call.func) in ("torch.device", "torch.set_default_device")
         return self._assigned_to_device_name(parent)
+
+    def _default_of_device_lookup(self, parent: Optional[cst.CSTNode]) -> bool:
+        """The default of a lookup of a device option: ``kwargs.get('device', 'cuda')``,
+        ``getattr(opt, 'device', 'cuda')`` (self-critical.pytorch's eval_utils moves every batch
+        there when the script gives no ``--device``)."""
+        call = self.context.parent(2)
+        if not (isinstance(parent, cst.Arg) and parent.keyword is None and isinstance(call, cst.Call)):
+            return False
+        args = call.args
+        if any(arg.keyword is not None or arg.star for arg in args):
+            return False
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "get" and len(args) == 2:
+            key = args[0]
+        elif isinstance(call.func, cst.Name) and call.func.value == "getattr" and len(args) == 3:
+            key = args[1]
+        else:
+            return False
+        name = string_value(key.value)
+        return args[-1] is parent and name is not None and looks_like_device_name(name)
 
     def _describes_a_device(self, call: cst.Call, arg: cst.Arg) -> bool:
         """``device="cuda"`` given as data, not to place anything: an entry of a plain record
@@ -514,7 +550,7 @@ class CudaLiteral(Rule):
         assigned_device_object = isinstance(node, cst.Call) and (
             isinstance(parent, (cst.Assign, cst.AnnAssign)) or self._unpacked_into_a_name(parent)
         )
-        if assigned_device_object or self._assigned_to_device_name(parent):
+        if assigned_device_object or self._assigned_to_device_name(parent) or self._default_of_device_lookup(parent):
             guarded = self._guarded(node)
             return Fix(safety, ((node, guarded),)) if guarded is not None else None
         if self._given_to_another_library(parent):
