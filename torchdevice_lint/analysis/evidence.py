@@ -4,6 +4,7 @@ runs, type tests and blocks that expect errors."""
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 import libcst as cst
 
@@ -192,3 +193,21 @@ def assigned_names(node: cst.CSTNode) -> set[str]:
             names.update(n.value for n in walk(target) if type(n) is cst.Name)
         stack.extend(iter_child_nodes(current))
     return names
+
+
+def index_every_return_takes(function: cst.FunctionDef, body: list[cst.CSTNode]) -> Optional[int]:
+    """The position of the one parameter that every return of ``function`` indexes
+    (``return value[dim]``), from its `body_nodes`; None for a method or a body with nested code."""
+    params = [param.name.value for param in function.params.params]
+    if not params or params[0] in ("self", "cls"):
+        return None
+    indexed = set()
+    for node in body:
+        if type(node) is cst.FunctionDef or type(node) is cst.ClassDef or type(node) is cst.Lambda:
+            return None
+        if type(node) is cst.Return:
+            value = node.value
+            if not (type(value) is cst.Subscript and type(value.value) is cst.Name and value.value.value in params):
+                return None
+            indexed.add(value.value.value)
+    return params.index(indexed.pop()) if len(indexed) == 1 else None

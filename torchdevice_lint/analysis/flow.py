@@ -23,6 +23,7 @@ from torchdevice_lint.analysis.evidence import (
     body_nodes,
     calls_bound_to_tensors,
     documented_tensors,
+    index_every_return_takes,
     is_expected_error_block,
     is_type_test,
     names_shown_as_tensors,
@@ -33,14 +34,21 @@ from torchdevice_lint.analysis.project import ProjectView
 from torchdevice_lint.analysis.scopes import ClassInfo, FunctionOrModule, Meeting, Scope
 from torchdevice_lint.analysis.semantics import (
     combine,
+    compares_two_tensors,
     device_argument_place,
+    given_a_tensor,
     is_zero_dim_factory,
+    legacy_cpu_factory,
+    literal_place,
+    names_a_dtype,
     only_slices,
     owns_parameters,
+    reduces_to_zero_dim,
     tensor_arguments,
 )
 from torchdevice_lint.analysis.tree import (
     annotated_expression,
+    branch_assignments,
     decorated_with,
     is_expression,
     is_none,
@@ -54,7 +62,17 @@ from torchdevice_lint.analysis.tree import (
     string_value,
     walk,
 )
-from torchdevice_lint.analysis.values import CPU_DEVICE, DEVICE_OBJECT, UNKNOWN, Kind, Place, Value, merge, merge_call_sites
+from torchdevice_lint.analysis.values import (
+    CPU_DEVICE,
+    DEVICE_OBJECT,
+    UNKNOWN,
+    Kind,
+    Place,
+    Value,
+    merge,
+    merge_call_sites,
+    without_origins,
+)
 
 _DEVICE_MENTION = re.compile(r"\bcuda\b|device|\.to\(|\bmps\b|accelerator|\bxpu\b")
 
@@ -321,7 +339,7 @@ class FlowAnalysis:
                 # for callers that pass other types, not a tensor made for this computation.
                 for name in assigned_names(statement):
                     if name in scope.env:
-                        scope.env[name] = _without_origins(scope.env[name])
+                        scope.env[name] = without_origins(scope.env[name])
         elif isinstance(statement, (cst.For,)):
             items = self._evaluate(statement.iter, scope)
             self._bind_loop_target(statement.target, statement.iter, items, scope)
@@ -398,7 +416,7 @@ class FlowAnalysis:
             if self._loop_depth:
                 rebound_elsewhere = set().union(*(names for other, names in enumerate(assigned) if other != index))
                 for name in rebound_elsewhere & scope.env.keys():
-                    scope.env[name] = _without_origins(scope.env[name])
+                    scope.env[name] = without_origins(scope.env[name])
             self._walk_suite(branch, scope)
             outcomes.append(scope.env)
         if len(outcomes) == 1:
@@ -523,7 +541,7 @@ class FlowAnalysis:
         generator = self._local_function(iterable, scope)
         item = self.yields.get(generator) if generator is not None else None
         # Values cross the function boundary without their origin: a fix stays local.
-        self._assign(target, _without_origins(item) if item is not None else UNKNOWN, scope)
+        self._assign(target, without_origins(item) if item is not None else UNKNOWN, scope)
 
     def _local_function(self, call: cst.BaseExpression, scope: Scope) -> Optional[cst.FunctionDef]:
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and scope.lookup(call.func.value) is None:
@@ -748,7 +766,7 @@ class FlowAnalysis:
         that chooses the CPU on purpose (`_chooses_cpu_on_purpose`), marked the same way."""
         if not isinstance(statement.orelse, cst.Else):
             return
-        chosen = [_branch_assignments(statement.body), _branch_assignments(statement.orelse.body)]
+        chosen = [branch_assignments(statement.body), branch_assignments(statement.orelse.body)]
         for target in chosen[0].keys() & chosen[1].keys():
             body, orelse = chosen[0][target], chosen[1][target]
             if not self._chooses_cpu_on_purpose(cst.IfExp(test=statement.test, body=body, orelse=orelse)):
@@ -765,7 +783,7 @@ class FlowAnalysis:
         """``torch.device("cpu") if gather_on_cpu else torch.device("cuda")``: an explicit CPU
         on one side, another device on the other, and a test that does not ask whether CUDA is
         there (``torch.cuda.is_available()`` makes the portable idiom, not a choice)."""
-        places = [_literal_place(side, self.imports) for side in (node.body, node.orelse)]
+        places = [literal_place(side, self.imports) for side in (node.body, node.orelse)]
         if Place.CPU not in places or Place.DEVICE not in places:
             return False
         if places == [Place.DEVICE, Place.CPU] and looks_like_accelerator_flag(dotted_name(node.test) or ""):
@@ -837,10 +855,10 @@ class FlowAnalysis:
                 for arg, _ in argument_values:
                     if isinstance(arg.value, cst.Name) and scope.lookup(arg.value.value) is not None:
                         tensor_values += scope.list_parts.get(arg.value.value, [])
-            if qualified in torch_api.COMBINING_FUNCTIONS or _compares_two_tensors(qualified, argument_values):
+            if qualified in torch_api.COMBINING_FUNCTIONS or compares_two_tensors(qualified, argument_values):
                 self._record_meeting(node, tensor_values)
             result = combine([value for _, value in tensor_values])
-            if _reduces_to_zero_dim(node, qualified):
+            if reduces_to_zero_dim(node, qualified):
                 return Value(Kind.TENSOR, result.place)  # 0-dim: may meet any device
             return replace(result, kind=Kind.TENSOR)
         if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1].endswith("_like") and argument_values:
@@ -944,7 +962,7 @@ class FlowAnalysis:
             if method == "type" and node.args:
                 return self._evaluate_type_conversion(node, receiver)
             if method in torch_api.COMBINING_METHODS or (
-                method in torch_api.ELEMENTWISE_WHEN_GIVEN_A_TENSOR and _given_a_tensor(argument_values, 0)
+                method in torch_api.ELEMENTWISE_WHEN_GIVEN_A_TENSOR and given_a_tensor(argument_values, 0)
             ):
                 participants = [(node.func.value, receiver), *tensor_arguments(argument_values, self.values)]
                 self._record_meeting(node, participants)
@@ -1053,7 +1071,7 @@ class FlowAnalysis:
             target = positional[0] if positional else None
         if target is None:
             return receiver
-        if self.imports.qualified_name(target) in torch_api.DTYPES or _names_a_dtype(target):
+        if self.imports.qualified_name(target) in torch_api.DTYPES or names_a_dtype(target):
             return receiver
         target_value = self.values.get(target, UNKNOWN)
         if target_value.kind is Kind.TENSOR:
@@ -1118,7 +1136,7 @@ class FlowAnalysis:
     def indexed_parameter(self, function: cst.FunctionDef) -> Optional[int]:
         """The position of the parameter that every return of ``function`` indexes, if one."""
         if function not in self._indexed_parameters:
-            self._indexed_parameters[function] = _indexed_parameter(function, self._nodes_of(function))
+            self._indexed_parameters[function] = index_every_return_takes(function, self._nodes_of(function))
         return self._indexed_parameters[function]
 
     def _calls_in_body(self, function: cst.FunctionDef) -> frozenset[cst.CSTNode]:
@@ -1173,7 +1191,7 @@ class FlowAnalysis:
         seeds = self._seeds.setdefault(helper, {})
         for index, (arg, value) in enumerate(argument_values):
             if self._expecting_errors or building:
-                value = _without_origins(value)
+                value = without_origins(value)
             if arg.keyword is not None or arg.star:
                 return
             previous = seeds.get(index + offset)
@@ -1239,85 +1257,6 @@ class FlowAnalysis:
         return names
 
 
-def _without_origins(value: Value) -> Value:
-    elements = tuple(_without_origins(e) for e in value.elements) if value.elements is not None else None
-    return replace(value, origins=frozenset(), elements=elements)
-
-
-def _compares_two_tensors(qualified: str, argument_values) -> bool:
-    """``torch.max(zero, scores)``: two tensors compared elementwise, not a reduction over a dim."""
-    return qualified.rsplit(".", 1)[-1] in torch_api.ELEMENTWISE_WHEN_GIVEN_A_TENSOR and _given_a_tensor(argument_values, 1)
-
-
-def _given_a_tensor(argument_values, index: int) -> bool:
-    """The positional argument at ``index`` (or ``other=``) is a tensor."""
-    positional = [value for arg, value in argument_values if arg.keyword is None and not arg.star]
-    keyword = [value for arg, value in argument_values if arg.keyword is not None and arg.keyword.value == "other"]
-    candidates = positional[index : index + 1] or keyword
-    return bool(candidates) and candidates[0].kind is Kind.TENSOR
-
-
-def _reduces_to_zero_dim(call: cst.Call, qualified: str) -> bool:
-    """``torch.sum(x)``: a full reduction, given no dimension."""
-    return (
-        qualified.rsplit(".", 1)[-1] in torch_api.FULL_REDUCTIONS
-        and len(positional_arguments(call)) == 1
-        and keyword_argument(call, "dim") is None
-    )
-
-
-def _names_a_dtype(node: cst.BaseExpression) -> bool:
-    """``x.dtype``, ``dtype``, ``self.compute_dtype``: a conversion to a dtype, not a move."""
-    name = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""
-    return name == "dtype" or name.endswith("_dtype")
-
-
-def _branch_assignments(suite: cst.BaseSuite) -> dict[str, cst.BaseExpression]:
-    """What the statements of one branch assign last to a name or to ``self.<name>``."""
-    statements = suite.body if isinstance(suite, cst.IndentedBlock) else [suite]
-    assigned: dict[str, cst.BaseExpression] = {}
-    for statement in statements:
-        smalls = statement.body if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
-        for small in smalls:
-            if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                target = small.targets[0].target
-                text = target.value if isinstance(target, cst.Name) else self_attribute(target)
-                if text is not None:
-                    assigned[text if isinstance(target, cst.Name) else f"self.{text}"] = small.value
-    return assigned
-
-
-def _literal_place(node: cst.BaseExpression, imports: ImportTable) -> Place:
-    """Where a device written out names: ``"cpu"``/``torch.device("cpu")`` the CPU, ``"cuda"``
-    (any accelerator) the device; anything else unknown."""
-    if isinstance(node, cst.Call) and imports.qualified_name(node.func) == "torch.device" and node.args:
-        node = node.args[0].value
-    text = string_value(node)
-    if text is None:
-        return Place.UNKNOWN
-    if text.startswith("cpu"):
-        return Place.CPU
-    return Place.DEVICE if parse_device(text) is not None else Place.UNKNOWN
-
-
-def _indexed_parameter(function: cst.FunctionDef, body: list[cst.CSTNode]) -> Optional[int]:
-    """The position of the one parameter that every return of ``function`` indexes
-    (``return value[dim]``), from its `body_nodes`; None for a method or a body with nested code."""
-    params = [param.name.value for param in function.params.params]
-    if not params or params[0] in ("self", "cls"):
-        return None
-    indexed = set()
-    for node in body:
-        if type(node) is cst.FunctionDef or type(node) is cst.ClassDef or type(node) is cst.Lambda:
-            return None
-        if type(node) is cst.Return:
-            value = node.value
-            if not (type(value) is cst.Subscript and type(value.value) is cst.Name and value.value.value in params):
-                return None
-            indexed.add(value.value.value)
-    return params.index(indexed.pop()) if len(indexed) == 1 else None
-
-
 def _returned_by_parent(function: cst.FunctionDef, scope: Scope) -> bool:
     """``function`` is defined in another function that returns it by name (a decorator's wrapper)."""
     parent = scope.parent.node if scope.parent is not None else None
@@ -1327,14 +1266,4 @@ def _returned_by_parent(function: cst.FunctionDef, scope: Scope) -> bool:
     return any(
         isinstance(node, cst.Return) and isinstance(node.value, cst.Name) and node.value.value == name
         for node in walk(parent.body)
-    )
-
-
-def legacy_cpu_factory(node: cst.Call, qualified: str) -> bool:
-    """A CPU legacy constructor given two or more sizes (``torch.FloatTensor(N, 1)``), which it
-    only accepts as sizes: the ``torch.empty`` TDL006 makes of it."""
-    return (
-        not qualified.startswith("torch.cuda.")
-        and len(node.args) >= 2
-        and all(arg.keyword is None and not arg.star for arg in node.args)
     )

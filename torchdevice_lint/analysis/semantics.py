@@ -9,6 +9,7 @@ import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.devices import DEVICE_NAME_HINTS, looks_like_device_name, parse_device
+from torchdevice_lint.analysis.imports import ImportTable
 from torchdevice_lint.analysis.tree import keyword_argument, positional_arguments, string_value
 from torchdevice_lint.analysis.values import UNKNOWN, Kind, Place, Value, nearest_device
 
@@ -129,3 +130,54 @@ def only_slices(node: cst.Subscript) -> bool:
         ):
             return False
     return True
+
+
+def compares_two_tensors(qualified: str, argument_values) -> bool:
+    """``torch.max(zero, scores)``: two tensors compared elementwise, not a reduction over a dim."""
+    return qualified.rsplit(".", 1)[-1] in torch_api.ELEMENTWISE_WHEN_GIVEN_A_TENSOR and given_a_tensor(argument_values, 1)
+
+
+def given_a_tensor(argument_values, index: int) -> bool:
+    """The positional argument at ``index`` (or ``other=``) is a tensor."""
+    positional = [value for arg, value in argument_values if arg.keyword is None and not arg.star]
+    keyword = [value for arg, value in argument_values if arg.keyword is not None and arg.keyword.value == "other"]
+    candidates = positional[index : index + 1] or keyword
+    return bool(candidates) and candidates[0].kind is Kind.TENSOR
+
+
+def reduces_to_zero_dim(call: cst.Call, qualified: str) -> bool:
+    """``torch.sum(x)``: a full reduction, given no dimension."""
+    return (
+        qualified.rsplit(".", 1)[-1] in torch_api.FULL_REDUCTIONS
+        and len(positional_arguments(call)) == 1
+        and keyword_argument(call, "dim") is None
+    )
+
+
+def names_a_dtype(node: cst.BaseExpression) -> bool:
+    """``x.dtype``, ``dtype``, ``self.compute_dtype``: a conversion to a dtype, not a move."""
+    name = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""
+    return name == "dtype" or name.endswith("_dtype")
+
+
+def literal_place(node: cst.BaseExpression, imports: ImportTable) -> Place:
+    """Where a device written out names: ``"cpu"``/``torch.device("cpu")`` the CPU, ``"cuda"``
+    (any accelerator) the device; anything else unknown."""
+    if isinstance(node, cst.Call) and imports.qualified_name(node.func) == "torch.device" and node.args:
+        node = node.args[0].value
+    text = string_value(node)
+    if text is None:
+        return Place.UNKNOWN
+    if text.startswith("cpu"):
+        return Place.CPU
+    return Place.DEVICE if parse_device(text) is not None else Place.UNKNOWN
+
+
+def legacy_cpu_factory(node: cst.Call, qualified: str) -> bool:
+    """A CPU legacy constructor given two or more sizes (``torch.FloatTensor(N, 1)``), which it
+    only accepts as sizes: the ``torch.empty`` TDL006 makes of it."""
+    return (
+        not qualified.startswith("torch.cuda.")
+        and len(node.args) >= 2
+        and all(arg.keyword is None and not arg.star for arg in node.args)
+    )

@@ -243,3 +243,18 @@ def method_named(node: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
         if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
             return statement
     return None
+
+
+def branch_assignments(suite: cst.BaseSuite) -> dict[str, cst.BaseExpression]:
+    """What the statements of one branch assign last to a name or to ``self.<name>``."""
+    statements = suite.body if isinstance(suite, cst.IndentedBlock) else [suite]
+    assigned: dict[str, cst.BaseExpression] = {}
+    for statement in statements:
+        smalls = statement.body if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
+        for small in smalls:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target = small.targets[0].target
+                text = target.value if isinstance(target, cst.Name) else self_attribute(target)
+                if text is not None:
+                    assigned[text if isinstance(target, cst.Name) else f"self.{text}"] = small.value
+    return assigned

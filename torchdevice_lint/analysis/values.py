@@ -152,3 +152,8 @@ def nearest_device(places: Iterable[Optional[Place]]) -> Optional[Place]:
     if Place.DEVICE in found:
         return Place.DEVICE
     return Place.UNKNOWN if Place.UNKNOWN in found else None
+
+
+def without_origins(value: Value) -> Value:
+    elements = tuple(without_origins(e) for e in value.elements) if value.elements is not None else None
+    return replace(value, origins=frozenset(), elements=elements)
