@@ -10,7 +10,7 @@ import libcst as cst
 from torchdevice_lint.analysis.binding import DeviceBinder, DeviceChoice, bound_before
 from torchdevice_lint.analysis.contract import is_data_loading, runs_on_cpu
 from torchdevice_lint.analysis.evidence import is_type_test
-from torchdevice_lint.analysis.flow import FlowAnalysis, Meeting, Scope
+from torchdevice_lint.analysis.flow import FlowAnalysis, Scope
 from torchdevice_lint.analysis.guards import (
     beside_cuda_only_code,
     in_cuda_only_code,
@@ -21,6 +21,7 @@ from torchdevice_lint.analysis.guards import (
 from torchdevice_lint.analysis.imports import ImportTable
 from torchdevice_lint.analysis.project import EMPTY_INDEX, ProjectClass, ProjectIndex, ProjectView
 from torchdevice_lint.analysis.receivers import Receiver, ReceiverJudge
+from torchdevice_lint.analysis.scopes import Meeting
 from torchdevice_lint.analysis.tree import assignment_targets, reads_parameter, self_attribute, walk
 from torchdevice_lint.analysis.values import UNKNOWN, Kind, Place, Value
 

@@ -30,8 +30,9 @@ from torchdevice_lint.analysis.evidence import (
     names_used_as_tensors,
 )
 from torchdevice_lint.analysis.imports import ImportTable, dotted_name
+from torchdevice_lint.analysis.meetings import MeetingLog
 from torchdevice_lint.analysis.project import ProjectView
-from torchdevice_lint.analysis.scopes import ClassInfo, FunctionOrModule, Meeting, Scope
+from torchdevice_lint.analysis.scopes import ClassInfo, FunctionOrModule, Scope
 from torchdevice_lint.analysis.semantics import (
     combine,
     compares_two_tensors,
@@ -91,10 +92,11 @@ class FlowAnalysis:
         #: Classes and helpers of the project's other files (``from .models import Net``).
         self.project = project
         self.values: dict[cst.CSTNode, Value] = {}
-        self.meetings: dict[cst.CSTNode, list[Meeting]] = {}
+        self._meeting_log = MeetingLog(self.values)
+        self.meetings = self._meeting_log.on_device
         #: Device-less factories meeting a tensor whose place the caller chooses (an argument,
         #: what is computed from one): a bug as soon as that tensor lives on a device.
-        self.unplaced_meetings: dict[cst.CSTNode, list[Meeting]] = {}
+        self.unplaced_meetings = self._meeting_log.unplaced
         self.statement_order: dict[cst.CSTNode, int] = {}
         self.scopes: dict[FunctionOrModule, Scope] = {}
         self.declarations = Declarations(module, imports, project)
@@ -1201,60 +1203,14 @@ class FlowAnalysis:
                 self._reseeded.add(helper)
 
     def _record_meeting(self, site: cst.CSTNode, participants: Sequence[tuple]) -> None:
-        # A function walked again (its callers' values now known) judges its sites again.
-        self.meetings.pop(site, None)
-        self.unplaced_meetings.pop(site, None)
-        if self._expecting_errors:
-            return
-        origins = [origin for _, value in participants if value.is_cpu_factory_tensor for origin in value.origins]
-        if not origins:
-            return
-        device_side = [(expr, value) for expr, value in participants if value.place is Place.DEVICE]
-        if device_side and self.touches_device:
-            partner = next(
-                (expr.value for expr, value in device_side if isinstance(expr, cst.Name) and value.kind is Kind.TENSOR),
-                None,
-            )
-            self.meetings[site] = [Meeting(site, origin, partner, self._body, self._counter) for origin in origins]
-            return
-        # A participant that is a CPU factory here and on a device on another path: the
-        # factories of the others meet that device there. Not those of a participant that is
-        # path-dependent too: both may come from the same branch (``if bounds is None:`` two
-        # factories, else two slices of ``bounds``).
-        always_cpu = {origin for _, value in participants if value.elsewhere is None for origin in value.origins}
-        met_elsewhere = [
-            (value.elsewhere, Meeting(site, origin, expr.value if isinstance(expr, cst.Name) else None, self._body, self._counter))
-            for expr, value in participants
-            if value.elsewhere is not None
-            for origin in origins
-            if origin in always_cpu and origin not in value.origins
-        ]
-        on_device = [meeting for place, meeting in met_elsewhere if place is Place.DEVICE]
-        if on_device and self.touches_device:
-            self.meetings[site] = on_device
-            return
-        unplaced = [
-            Meeting(site, origin, name, self._body, self._counter)
-            for expr, value in participants
-            if value.kind is Kind.TENSOR and value.place is Place.UNKNOWN
-            for name in self._unplaced_tensor_names(expr)
-            for origin in origins
-        ]
-        unplaced += [meeting for place, meeting in met_elsewhere if place is Place.UNKNOWN and meeting.partner]
-        if unplaced:
-            self.unplaced_meetings[site] = unplaced
-
-    def _unplaced_tensor_names(self, expression: cst.CSTNode) -> list[str]:
-        """The names in ``expression`` (itself, or those inside it, outermost first) bound to a
-        tensor of unknown place: where a fix can read the device from."""
-        names, pending = [], [expression]
-        while pending:
-            node = pending.pop(0)
-            value = self.values.get(node, UNKNOWN)
-            if isinstance(node, cst.Name) and value.kind is Kind.TENSOR and value.place is Place.UNKNOWN:
-                names.append(node.value)
-            pending.extend(iter_child_nodes(node))
-        return names
+        self._meeting_log.record(
+            site,
+            participants,
+            self._body,
+            self._counter,
+            judged=not self._expecting_errors,
+            devices_in_play=self.touches_device,
+        )
 
 
 def _returned_by_parent(function: cst.FunctionDef, scope: Scope) -> bool:
