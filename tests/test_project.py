@@ -667,3 +667,91 @@ def test_a_module_importing_a_compiled_cuda_extension_of_the_project_is_cuda_onl
     assert fixed("im2mesh/dmc/ops/grid_pooling.py") == (tmp_path / "im2mesh/dmc/ops/grid_pooling.py").read_text()
     assert 'return torch.tensor([w, h, d], dtype=torch.int64, device="cuda")' in fixed("im2mesh/dmc/models/encoder.py")
     assert "torch.zeros(n, device=device)" in fixed("im2mesh/utils/voxels.py")
+
+
+def _findings(root: Path) -> list[str]:
+    index = ProjectIndex.build(str(path) for path in sorted(root.rglob("*.py")))
+    return [
+        f"{path.relative_to(root)}:{finding.line}"
+        for path in sorted(root.rglob("*.py"))
+        for finding in lint_source(path.read_text(), Settings(select=("TDL003",)), filename=str(path), project=index)
+    ]
+
+
+def test_a_function_asserting_a_cpu_tensor_type_runs_on_the_cpu(tmp_path):
+    """pytorch_geometric's IBMB loader: ``assert isinstance(edge_index, (torch.LongTensor,
+    SparseTensor))`` (``torch.LongTensor`` is only the CPU's), METIS node weights made on the CPU
+    and indexed by ``indices``; with ``SparseTensor`` a class of the project it was reported."""
+    body = """\
+        def {name}(edge_index, num_parts: int, indices: Tensor, num_nodes: int):
+            assert isinstance(edge_index, ({kind}, SparseTensor))
+            if isinstance(edge_index, {kind}):
+                edge_index = SparseTensor.from_edge_index(edge_index, sparse_sizes=(num_nodes, num_nodes))
+            node_weight = torch.ones(num_nodes)
+            node_weight[indices] = 2.0
+            return edge_index.partition(num_parts, node_weight=node_weight)
+        """
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/typing.py": """\
+            class SparseTensor:
+                @classmethod
+                def from_edge_index(cls, edge_index, sparse_sizes=None):
+                    raise ImportError("'SparseTensor' requires 'torch-sparse'")
+
+                def partition(self, num_parts, node_weight=None):
+                    raise ImportError("'SparseTensor' requires 'torch-sparse'")
+            """,
+        "pkg/loader.py": "import torch\nfrom torch import Tensor\n\nfrom pkg.typing import SparseTensor\n\n\n"
+        + textwrap.dedent(body).format(name="get_partitions", kind="torch.LongTensor")
+        + "\n\n"
+        + textwrap.dedent(body).format(name="get_cuda_partitions", kind="torch.cuda.LongTensor"),
+    })
+    assert _findings(tmp_path) == ["pkg/loader.py:20"]  # the CUDA type's only
+
+
+TEST_HELPERS = """\
+    import torch
+
+
+    def _fake_probs(idx, count):
+        result = torch.zeros(count)
+        result[idx] = 2.0
+        return result.softmax(-1)
+
+
+    def _batch_fake_probs(indexes, count):
+        probs = torch.zeros(indexes.shape + (count,))
+        for row in range(len(indexes)):
+            for column in range(indexes.size(1)):
+                probs[row, column, :] = _fake_probs(indexes[row, column], count)
+        return probs
+
+
+    def {name}():
+        from pkg.losses import SequenceLoss
+
+        targets = torch.tensor([[1, 2, 3], [3, 2, 1]])
+        probs = _batch_fake_probs(targets, 4)
+        assert SequenceLoss().forward(targets, probs.log()) > 0
+    """
+
+
+def test_helpers_only_tests_use_are_test_code(tmp_path):
+    """speechbrain tests/unittests/test_g2p.py: ``_fake_probs`` is called by ``_batch_fake_probs``,
+    called by ``test_subsequence_loss`` only (the module imports no test framework). The same
+    helpers used by library code are still reported."""
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/losses.py": """\
+            from torch import nn
+
+
+            class SequenceLoss(nn.Module):
+                def forward(self, targets, log_probs):
+                    return -log_probs.gather(-1, targets.unsqueeze(-1)).mean()
+            """,
+        "tests/test_scores.py": TEST_HELPERS.format(name="test_sequence_loss"),
+        "pkg/scores.py": TEST_HELPERS.format(name="sequence_loss"),
+    })
+    assert _findings(tmp_path) == ["pkg/scores.py:5"]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence
 import libcst as cst
 
 from torchdevice_lint.analysis.binding import DeviceBinder, DeviceChoice, bound_before
-from torchdevice_lint.analysis.contract import is_data_loading, runs_on_cpu
+from torchdevice_lint.analysis.contract import asserts_cpu_tensor, is_data_loading, only_test_code_uses, runs_on_cpu
 from torchdevice_lint.analysis.evidence import is_type_test
 from torchdevice_lint.analysis.flow import FlowAnalysis, Scope
 from torchdevice_lint.analysis.guards import (
@@ -177,6 +177,8 @@ class FileAnalysis:
             return None
         functions = [node for node in reversed(ancestors) if type(node) is cst.FunctionDef]
         if not functions or in_test_code(self.imports, ancestors) or runs_on_cpu(self.module, ancestors):
+            return None
+        if only_test_code_uses(self.module, functions[-1]) or asserts_cpu_tensor(functions[0], self.imports):
             return None
         if not self.flow.touches_device and functions[-1].name.value in self._run_by_the_file():
             return None  # a file that names no device and runs this function itself: the host

@@ -7,11 +7,13 @@ branch taken when CUDA is missing is the CPU by construction.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 import libcst as cst
 
-from torchdevice_lint.analysis.imports import dotted_name
+from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.imports import ImportTable, dotted_name
+from torchdevice_lint.analysis.tree import walk
 
 #: Functions that build batches on the CPU, before anything moves them.
 _DATA_LOADING_FUNCTIONS = ("__getitem__", "__iter__", "__next__", "collate")
@@ -38,3 +40,79 @@ def runs_on_cpu(module: cst.Module, ancestors: Sequence[cst.CSTNode]) -> bool:
             if any(word in test for word in _AVAILABILITY_WORDS):
                 return True
     return False
+
+
+def asserts_cpu_tensor(function: cst.FunctionDef, imports: ImportTable) -> bool:
+    """The function asserts that an argument is a CPU tensor type (``assert isinstance(edge_index,
+    (torch.LongTensor, SparseTensor))``: ``torch.LongTensor`` is only the CPU's): it runs on the CPU."""
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        statement = stack.pop()
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue  # a nested definition asserts for itself
+        if not isinstance(statement, cst.Assert):
+            stack.extend(statement.children)
+            continue
+        for node in walk(statement.test):
+            if (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Name)
+                and node.func.value == "isinstance"
+                and len(node.args) == 2
+                and any(_is_cpu_tensor_type(imports, kind) for kind in _types_of(node.args[1].value))
+            ):
+                return True
+    return False
+
+
+def _types_of(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(node, cst.Tuple):
+        return [element.value for element in node.elements]
+    return [node]
+
+
+def _is_cpu_tensor_type(imports: ImportTable, node: cst.BaseExpression) -> bool:
+    name = imports.qualified_name(node) or ""
+    return name in torch_api.LEGACY_TENSOR_TYPES and name != "torch.Tensor" and not name.startswith("torch.cuda.")
+
+
+def only_test_code_uses(module: cst.Module, function: cst.FunctionDef) -> bool:
+    """A module-level helper that only test code of the file uses (``_fake_probs`` called by
+    ``_batch_fake_probs``, called by ``test_subsequence_loss``): test code, as the tests are.
+    The helper is private (``_name``) or the module is a pytest module (it defines ``test_*``
+    functions at its top level), so it is no library's API used from other files."""
+    top = {statement.name.value: statement for statement in module.body if isinstance(statement, cst.FunctionDef)}
+    name = function.name.value
+    if top.get(name) is not function:
+        return False
+    pytest_module = any(other.startswith("test_") for other in top)
+    if not (name.startswith("_") or pytest_module):
+        return False
+    users = _users_by_name(module)
+    tested: dict[str, bool] = {}
+
+    def test_only(current: str, seen: frozenset[str]) -> bool:
+        if current in tested:
+            return tested[current]
+        owners = users.get(current, set()) - {current}
+        result = bool(owners) and all(
+            owner is not None
+            and ("test" in owner.lower() or (owner in top and owner not in seen and test_only(owner, seen | {owner})))
+            for owner in owners
+        )
+        tested[current] = result
+        return result
+
+    return test_only(name, frozenset({name}))
+
+
+def _users_by_name(module: cst.Module) -> dict[str, set[Optional[str]]]:
+    """For each name read in the module, the top-level functions and classes that read it (None:
+    the module's own top-level code)."""
+    users: dict[str, set[Optional[str]]] = {}
+    for statement in module.body:
+        owner = statement.name.value if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) else None
+        for node in walk(statement):
+            if isinstance(node, cst.Name):
+                users.setdefault(node.value, set()).add(owner)
+    return users

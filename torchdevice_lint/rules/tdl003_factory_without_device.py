@@ -36,7 +36,9 @@ class FactoryWithoutDevice(Rule):
     `x.new_*()`, factories moved before use (`torch.ones(3).to(device)`) or placed on the CPU
     on purpose (`torch.zeros(n).cpu()` in the branch without CUDA), 0-dim scalars
     (`torch.tensor(2.0)`), CPU index tensors used to index a device tensor, and code that
-    never places anything on a device.
+    never places anything on a device. Nor is code that shows it runs on the CPU: data loading
+    (`__getitem__`, collate functions), a function asserting a CPU tensor type
+    (`assert isinstance(edge_index, torch.LongTensor)`), tests and the helpers only tests use.
 
     ## Example
     ```python
