@@ -153,3 +153,16 @@ def test_string_value_agrees_with_libcst_on_every_literal_of_the_fixtures():
                 assert string_value(node) == (expected if isinstance(expected, str) else None), (path, node.value)
                 checked += 1
     assert checked > 500
+
+
+@pytest.mark.parametrize(
+    ("index", "scalar"),
+    [("n - 1", True), ("n", True), ("-n", True), ("1 - n", True), ("1", True), ("m - 1", False), ("n - m", False), ("x[n]", False)],
+)
+def test_a_scalar_index_is_built_from_slice_bounds(index, scalar):
+    from torchdevice_lint.analysis.evidence import body_nodes, is_scalar_index, slice_bound_names
+
+    function = cst.parse_module(f"def f(x, n, m):\n    y = x[:n]\n    return x[{index}]\n").body[0]
+    assert isinstance(function, cst.FunctionDef)
+    assert slice_bound_names(body_nodes(function)) == {"n"}
+    assert is_scalar_index(cst.parse_expression(index), {"n"}) is scalar

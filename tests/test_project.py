@@ -755,3 +755,37 @@ def test_helpers_only_tests_use_are_test_code(tmp_path):
         "pkg/scores.py": TEST_HELPERS.format(name="sequence_loss"),
     })
     assert _findings(tmp_path) == ["pkg/scores.py:5"]
+
+
+def test_a_slice_bound_used_as_an_index_is_0_dim(tmp_path):
+    """NeMo k2 utils (get_uniform_rnnt_prune_ranges): ``encoded_len = encoded_lengths[i]`` bounds
+    a slice (``ranges_begin[i, :encoded_len]``), so it is an integer or a 0-dim tensor, and
+    ``ranges_begin[i, encoded_len - 1]`` selects with its ``item()`` on any device. A 1-dim device
+    index into the CPU tensor is still reported. (Reported only with k2 imported through a
+    module of the project, as NeMo's guard does.)"""
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/k2_guard.py": "import k2  # noqa: E402\n",
+        "pkg/ranges.py": """\
+            import torch
+
+            from pkg.k2_guard import k2
+
+
+            def prune_ranges(encoded_lengths: torch.Tensor, target_lengths: torch.Tensor, window: int):
+                ranges_begin = torch.zeros((len(encoded_lengths), encoded_lengths.max()), dtype=torch.long)
+                for i in (target_lengths >= window).nonzero(as_tuple=True)[0]:
+                    encoded_len = encoded_lengths[i]
+                    ranges_begin[i, :encoded_len] = torch.arange(3).repeat(4)[:encoded_len]
+                    ranges_begin[i, encoded_len:] = ranges_begin[i, encoded_len - 1]
+                return ranges_begin
+
+
+            def last_steps(encoded_lengths: torch.Tensor, target_lengths: torch.Tensor, window: int):
+                ranges_begin = torch.zeros((len(encoded_lengths), encoded_lengths.max()), dtype=torch.long)
+                for i in (target_lengths >= window).nonzero(as_tuple=True)[0]:
+                    ranges_begin[i, encoded_lengths - 1] = 1
+                return ranges_begin
+            """,
+    })
+    assert _findings(tmp_path) == ["pkg/ranges.py:16"]

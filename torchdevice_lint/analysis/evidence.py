@@ -211,3 +211,31 @@ def index_every_return_takes(function: cst.FunctionDef, body: list[cst.CSTNode])
                 return None
             indexed.add(value.value.value)
     return params.index(indexed.pop()) if len(indexed) == 1 else None
+
+
+def slice_bound_names(body: list[cst.CSTNode]) -> set[str]:
+    """Names a function's `body_nodes` use as a bound of a slice (``ranges[i, :encoded_len]``):
+    an integer or a 0-dim tensor, since slicing takes nothing else."""
+    return {
+        bound.value
+        for node in body
+        if type(node) is cst.Slice
+        for bound in (node.lower, node.upper, node.step)
+        if type(bound) is cst.Name
+    }
+
+
+def is_scalar_index(node: cst.BaseExpression, scalars: set[str]) -> bool:
+    """``encoded_len - 1`` with ``encoded_len`` a slice bound: arithmetic on slice bounds and
+    numbers is a 0-dim index, which indexes a tensor on any device (PyTorch selects with its
+    ``item()``)."""
+    if type(node) is cst.Name:
+        return node.value in scalars
+    if type(node) is cst.Integer:
+        return True
+    if type(node) is cst.UnaryOperation:
+        return is_scalar_index(node.expression, scalars)
+    if type(node) is cst.BinaryOperation:
+        sides = (node.left, node.right)
+        return all(is_scalar_index(side, scalars) for side in sides) and any(type(side) is not cst.Integer for side in sides)
+    return False

@@ -25,9 +25,11 @@ from torchdevice_lint.analysis.evidence import (
     documented_tensors,
     index_every_return_takes,
     is_expected_error_block,
+    is_scalar_index,
     is_type_test,
     names_shown_as_tensors,
     names_used_as_tensors,
+    slice_bound_names,
 )
 from torchdevice_lint.analysis.imports import ImportTable, dotted_name
 from torchdevice_lint.analysis.meetings import MeetingLog
@@ -133,6 +135,7 @@ class FlowAnalysis:
         self._body_nodes: dict[cst.FunctionDef, list[cst.CSTNode]] = {}
         self._indexed_parameters: dict[cst.FunctionDef, Optional[int]] = {}
         self._strong_evidence: dict[cst.FunctionDef, set[str]] = {}
+        self._slice_bounds: dict[cst.FunctionDef, set[str]] = {}
         self._run()
 
     # ---------------------------------------------------------------- setup
@@ -594,17 +597,17 @@ class FlowAnalysis:
             receiver = self._evaluate(target.value, scope)
             if receiver.is_cpu_factory_tensor and value.kind is Kind.TENSOR and not value.is_cpu_factory_tensor:
                 self._filled.update(receiver.origins)  # ``k[..., :n] = x1 @ x2.t()``: it holds computed values
-            indices = [self._evaluate(e.slice.value, scope) for e in target.slice if isinstance(e.slice, cst.Index)]
-            if any(index.kind is Kind.TENSOR for index in indices):
+            elements = [e.slice.value for e in target.slice if isinstance(e.slice, cst.Index)]
+            element_values = [self._evaluate(element, scope) for element in elements]
+            # A 0-dim index (``x[n - 1] = v``, ``n`` a slice bound) selects, as an integer does.
+            indices = [(e, v) for e, v in zip(elements, element_values) if not self._scalar_index(e, scope)]
+            if any(index.kind is Kind.TENSOR for _, index in indices):
                 # ``x[index] = value`` with a tensor index puts values in place: ``value`` must
                 # live where ``x`` does (basic slicing copies, and may cross devices); a CPU
                 # ``x`` takes no device index either (the reverse is allowed).
                 participants = [(target.value, receiver), (source, value)]
                 if receiver.is_cpu_factory_tensor:
-                    participants += [
-                        (cst.ensure_type(element.slice, cst.Index).value, index)
-                        for element, index in zip((e for e in target.slice if isinstance(e.slice, cst.Index)), indices)
-                    ]
+                    participants += indices
                 self._record_meeting(target, participants)
 
     def _parameter_item(self, name: str, source: cst.BaseExpression, scope: Scope) -> bool:
@@ -683,7 +686,7 @@ class FlowAnalysis:
             if receiver.is_cpu_factory_tensor:
                 # A device index into a CPU tensor raises (the reverse is allowed).
                 indices = [(e.slice.value, self.values.get(e.slice.value, UNKNOWN))
-                           for e in node.slice if isinstance(e.slice, cst.Index)]
+                           for e in node.slice if isinstance(e.slice, cst.Index) and not self._scalar_index(e.slice.value, scope)]
                 self._record_meeting(node, [(node.value, receiver), *indices])
             if receiver.kind is Kind.TENSOR:
                 if only_slices(node):
@@ -1016,6 +1019,16 @@ class FlowAnalysis:
         if nodes is None:
             nodes = self._body_nodes[function] = body_nodes(function)
         return nodes
+
+    def _scalar_index(self, node: cst.BaseExpression, scope: Scope) -> bool:
+        """A 0-dim index by use (`evidence.is_scalar_index`): not a device index into a CPU tensor."""
+        function = scope.node
+        if not isinstance(function, cst.FunctionDef):
+            return False
+        bounds = self._slice_bounds.get(function)
+        if bounds is None:
+            bounds = self._slice_bounds[function] = slice_bound_names(self._nodes_of(function))
+        return bool(bounds) and is_scalar_index(node, bounds)
 
     def _shown_as_tensors(self, function: cst.FunctionDef) -> set[str]:
         names = self._strong_evidence.get(function)
