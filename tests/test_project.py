@@ -789,3 +789,71 @@ def test_a_slice_bound_used_as_an_index_is_0_dim(tmp_path):
             """,
     })
     assert _findings(tmp_path) == ["pkg/ranges.py:16"]
+
+
+def test_scan_reads_the_forward_parameters_only_converted_to_python_values():
+    text = textwrap.dedent('''\
+        class Wrapper(nn.Module):
+            def forward(self, feats, labels: "Tensor", gts, gt_indices, steps=None, *rest, flag=False):
+                """gt_indices: the rows kept."""
+                gts = [gts[_] for _ in gt_indices.tolist()]  # not gt_indices + 1
+                n = len(labels) + int(steps)
+                return self.model(feats, labels.detach().cpu().numpy()), gts, n
+
+            def other(self, x):
+                return x.tolist()
+
+
+        class Passed(nn.Module):
+            def forward(self, x, index):
+                def inner():
+                    return x[index]
+                return inner(), index.item()
+        ''')
+    assert scan(text).host_only_inputs == {"Wrapper": (1, 3, 4)}
+    assert scan(text).as_json() != scan(text.replace("gt_indices.tolist()", "gt_indices")).as_json()
+
+
+LOSS_WRAPPER = """\
+    import torch
+
+
+    class LossWrapper(torch.nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, fc_feats, labels, gts, gt_indices):
+            gts = [gts[_] for _ in gt_indices.tolist()]
+            return self.model(fc_feats, labels), gts{extra}
+    """
+LIT_MODEL = """\
+    import torch
+    import pytorch_lightning as pl
+
+    from pkg.loss_wrapper import LossWrapper
+
+
+    class LitModel(pl.LightningModule):
+        def __init__(self, model):
+            super().__init__()
+            self.lw_model = LossWrapper(model)
+
+        def training_step(self, data, batch_idx):
+            fc_feats, labels = data['fc_feats'], data['labels']
+            out = self.lw_model(fc_feats, labels, data['gts'], torch.arange(0, len(data['gts'])))
+            return out[0].mean()
+    """
+
+
+@pytest.mark.parametrize(("extra", "expected"), [("", []), (", fc_feats[gt_indices]", ["train_pl.py:14"])])
+def test_an_argument_a_project_module_only_converts_to_python_values_meets_nothing(tmp_path, extra, expected):
+    """self-critical.pytorch's tools/train_pl.py: ``torch.arange`` given to ``LossWrapper.forward``
+    (another file), which only reads ``gt_indices.tolist()``: the tensor meets no device tensor.
+    Still reported where forward also indexes a tensor with it."""
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/loss_wrapper.py": LOSS_WRAPPER.format(extra=extra),
+        "train_pl.py": LIT_MODEL,
+    })
+    assert _findings(tmp_path) == expected

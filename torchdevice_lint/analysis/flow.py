@@ -1175,7 +1175,9 @@ class FlowAnalysis:
                 return Value(result.kind, module.place if module.place is Place.DEVICE else Place.UNKNOWN)
         if type_name in torch_api.CPU_TARGET_LOSSES:
             return Value(Kind.TENSOR)
-        tensor_values = list(tensor_arguments(argument_values, self.values, lengths_allowed=False))
+        tensor_values = list(
+            tensor_arguments(self._met_by_forward(type_name, argument_values), self.values, lengths_allowed=False)
+        )
         if type_name.startswith("torch.nn.") and not type_name.endswith("Loss") and not owns_parameters(type_name):
             # Activations, dropout, pooling: no device of their own; the input passes through.
             return combine([value for _, value in tensor_values])
@@ -1188,6 +1190,25 @@ class FlowAnalysis:
         self._record_meeting(node, tensor_values)
         place = module.place if module.place is Place.DEVICE else Place.UNKNOWN
         return Value(self._module_result_kind(module), place)
+
+    def _met_by_forward(self, type_name: str, argument_values):
+        """The arguments of a call of a project module that its ``forward`` may combine: not those
+        given to a parameter it only turns into Python values (``gt_indices.tolist()``)."""
+        if self.project is None or not type_name or type_name.startswith("torch."):
+            return argument_values
+        made = self.project.class_named(type_name)
+        if made is None or not made.host_only_inputs:
+            return argument_values
+        kept, position = [], 0
+        for arg, value in argument_values:
+            if arg.keyword is not None or arg.star:
+                position = -1  # past the positional arguments
+            elif position >= 0:
+                position += 1
+                if position - 1 in made.host_only_inputs:
+                    continue
+            kept.append((arg, value))
+        return kept
 
     def _module_result_kind(self, module: Value) -> Kind:
         """Built-in layers return a tensor; a module of the file returns what its forward does."""

@@ -7,7 +7,8 @@ helper such as ``build_model()`` returns.
 
 The index is built once per run from every ``.py`` file of the project by a line scanner, not
 a parser: it reads top-level class headers, the ``to``/``cuda`` methods defined in them, the
-imports, and the ``return SomeClass(...)`` lines of top-level functions. That costs about a
+imports, the ``return SomeClass(...)`` lines of top-level functions, and the parameters of a
+class's ``forward`` that it only turns into Python values (``p.tolist()``). That costs about a
 hundredth of parsing the files, so the index never weighs on a run. What the scanner cannot
 read (a base class built by a call, a star import) stays unknown, and unknown never decides.
 
@@ -28,11 +29,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import json
 import keyword
 import os
 import re
 import stat
+import textwrap
+import tokenize
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
@@ -78,6 +82,14 @@ _RAISES_WITHOUT_CUDA = re.compile(r"^[ \t]*raise\b.*\b(?:cuda|CUDA|Cuda|GPU|gpu)
 #: A compiled extension built from CUDA sources (a ``setup.py``'s ``CUDAExtension("pkg._ext", ...)``):
 #: a module importing it at module level runs its kernels, which exist only for CUDA tensors.
 _CUDA_EXTENSION = re.compile(r"\bCUDAExtension[ \t]*\([ \t\n]*(?:name[ \t]*=[ \t]*)?[rbu]?['\"]([\w.]+)['\"]")
+#: A ``forward`` defined in a class, and its parameters as far as the closing parenthesis.
+_FORWARD = re.compile(r"^([ \t]+)def[ \t]+forward[ \t]*\(", re.MULTILINE)
+#: Calls that turn a tensor into Python values (or a host copy read as such) and end its life as a tensor.
+_HOST_METHODS = frozenset({"tolist", "item", "numpy"})
+#: Calls a host conversion may follow: ``p.detach().cpu().numpy()``.
+_HOST_CHAIN = frozenset({"detach", "cpu"})
+#: Builtins whose result is a Python value: ``len(p)``, ``int(p)``.
+_HOST_BUILTINS = frozenset({"len", "int", "float"})
 #: An optional import (MONAI's ``cp, has_cp = optional_import("cupy")``) does not count: the module
 #: has a path without the library (MONAI's type_conversion.py converts to CuPy only when asked).
 #: How a method's return value starts when it is a new object of the class, not ``self``.
@@ -109,6 +121,9 @@ class FileFacts:
     top_level_imports: frozenset[str] = frozenset()
     #: Compiled extensions the file (a ``setup.py``) builds from CUDA sources: ``pkg.ops._cuda_ext``.
     cuda_extensions: frozenset[str] = frozenset()
+    #: Class name -> the positions (after ``self``) of the parameters of its own ``forward`` that
+    #: it only turns into Python values (``p.tolist()``, ``len(p)``): a tensor given there meets nothing.
+    host_only_inputs: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def as_json(self) -> list:
         classes = {name: [list(bases), sorted(methods)] for name, (bases, methods) in sorted(self.classes.items())}
@@ -121,6 +136,7 @@ class FileFacts:
             sorted(self.device_functions),
             sorted(self.top_level_imports),
             sorted(self.cuda_extensions),
+            {name: list(positions) for name, positions in sorted(self.host_only_inputs.items())},
         ]
 
 
@@ -180,7 +196,98 @@ def scan(text: str) -> FileFacts:
         frozenset(device_functions),
         frozenset(top_level_imports.values()),
         _cuda_extensions(text) if "CUDAExtension" in text else frozenset(),
+        _host_only_inputs(text, class_spans) if "def forward" in text else {},
     )
+
+
+def _host_only_inputs(text: str, class_spans: list) -> dict[str, tuple[int, ...]]:
+    """Class name -> the positions of the parameters its own ``forward`` only converts to
+    Python values (`_host_only_positions`)."""
+    found = {}
+    for match in _FORWARD.finditer(text):
+        for start, end, name in class_spans:
+            if start <= match.start() < end:
+                positions = _host_only_positions(text, match.start(), end, len(match.group(1)))
+                if positions:
+                    found[name] = positions
+                break
+    return found
+
+
+def _host_only_positions(text: str, start: int, end: int, indent: int) -> tuple[int, ...]:
+    """The positional parameters (after ``self``) of the method at ``start`` whose every use is a
+    conversion to Python values: ``p.tolist()``, ``p.item()``, ``p.numpy()`` (after ``.detach()``
+    or ``.cpu()``), ``len(p)``, ``int(p)``, ``float(p)``. One use at least; a parameter passed on,
+    combined, indexed or bound again is not. Read from the method's tokens (strings and comments
+    do not count), nested functions included."""
+    lines = text[start:end].splitlines(keepends=True)
+    method = [lines[0]]
+    for line in lines[1:]:
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#") and len(line) - len(line.lstrip()) <= indent:
+            break
+        method.append(line)
+    source = "".join(method)
+    if not re.search(r"\.(?:tolist|item|numpy)\(|\b(?:len|int|float)\(", source):
+        return ()  # the usual forward: no tokenizing
+    try:
+        tokens = [
+            token
+            for token in tokenize.generate_tokens(io.StringIO(textwrap.dedent(source)).readline)
+            if token.type in (tokenize.NAME, tokenize.OP)
+        ]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return ()
+    # The signature: from ``forward(`` to its closing parenthesis.
+    depth, close = 0, None
+    for index, token in enumerate(tokens[2:], start=2):
+        depth += token.string in "([{" and token.type == tokenize.OP
+        depth -= token.string in ")]}" and token.type == tokenize.OP
+        if depth == 0:
+            close = index
+            break
+    if close is None:
+        return ()
+    parameters: list[str] = []
+    depth = 0
+    for previous, token in zip(tokens[2:close], tokens[3:close]):
+        if token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
+        elif depth == 0 and token.type == tokenize.NAME and previous.string in ("(", ","):
+            parameters.append(token.string)
+        elif depth == 0 and token.string in ("*", "**", "/"):
+            break  # ``*args``, keyword-only parameters: no position to read
+    if not parameters or parameters[0] != "self":
+        return ()
+    body = tokens[close + 1 :]
+    positions = []
+    for position, name in enumerate(parameters[1:]):
+        uses = [index for index, token in enumerate(body) if token.type == tokenize.NAME and token.string == name]
+        if uses and all(_host_use(body, index) for index in uses):
+            positions.append(position)
+    return tuple(positions)
+
+
+def _host_use(tokens: list, index: int) -> bool:
+    """The name at ``tokens[index]`` is converted to Python values there and used no further."""
+    strings = [token.string for token in tokens]
+    if index and strings[index - 1] == ".":
+        return True  # ``self.p``, ``other.p``: an attribute, not the parameter
+    if index >= 2 and strings[index - 1] == "(" and strings[index - 2] in _HOST_BUILTINS:
+        return (index < 3 or strings[index - 3] != ".") and strings[index + 1 : index + 2] == [")"]
+    at = index + 1
+    while strings[at : at + 4][:1] == ["."] and len(strings) > at + 3:
+        method, call = strings[at + 1], strings[at + 2 : at + 4]
+        if call != ["(", ")"]:
+            return False
+        if method in _HOST_METHODS:
+            return True
+        if method not in _HOST_CHAIN:
+            return False
+        at += 4
+    return False
 
 
 def _cuda_extensions(text: str) -> frozenset[str]:
@@ -327,6 +434,9 @@ class ProjectClass:
     copies_on_to: bool = False
     #: For such a class: its methods that return a new object of the class (``compose``).
     makers: frozenset[str] = frozenset()
+    #: The positions (after ``self``) of its own ``forward``'s parameters that it only turns
+    #: into Python values (``p.tolist()``): a tensor given there meets nothing.
+    host_only_inputs: tuple[int, ...] = ()
 
     @property
     def converts_in_place(self) -> bool:
@@ -591,7 +701,10 @@ class ProjectView:
             elif verdict is None and is_module is False:
                 is_module = None
         makers = frozenset(method[len(MAKES):] for method in defines if method.startswith(MAKES))
-        found = ProjectClass(path, name, is_module, "to" in defines, "cuda" in defines, COPYING_TO in defines, makers)
+        host_only = self._facts(path).host_only_inputs.get(name, ())
+        found = ProjectClass(
+            path, name, is_module, "to" in defines, "cuda" in defines, COPYING_TO in defines, makers, host_only
+        )
         self._classes[key] = found
         return found
 

@@ -142,6 +142,10 @@ class FactoryWithoutDevice(Rule):
         "        return softmax_context(qkv, mask, no_masking) + softmax_context(qkv, torch.empty(1), True)\n",
         # kept on self, met in a private method that the class only gives its own state
         'import torch\n\n\nclass Sampler:\n    def __init__(self, n: int):\n        self.groups = {0: torch.arange(n)}\n        self.recency = torch.zeros(n, dtype=torch.long)\n\n    def _select(self, positions: torch.Tensor, k: int):\n        return positions[self.recency[positions].argsort()[:k]]\n\n    def sample(self, k: int):\n        return [self._select(self.groups[key], k) for key in self.groups]\n',
+        # given to a module whose forward only turns it into Python values: it meets no tensor
+        "import torch\nfrom torch import nn\n\n\nclass Gather(nn.Module):\n    def forward(self, feats, index):\n"
+        "        return feats[:, index.tolist()]\n\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "x = torch.ones(2, 3, device=device)\ny = Gather()(x, torch.arange(3))\n",
     )
     invalid = (
         # a parameter typed as a tensor by its docstring only
