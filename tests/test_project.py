@@ -809,6 +809,18 @@ def test_scan_reads_the_forward_parameters_only_converted_to_python_values():
                 def inner():
                     return x[index]
                 return inner(), index.item()
+
+            def forward_hook(self, x, index):
+                return index.item()
+
+
+        class Branches(nn.Module):
+            if flag:
+                def forward(self, x, index):
+                    return index.item()
+            else:
+                def forward(self, x, index):
+                    return x[index]
         ''')
     assert scan(text).host_only_inputs == {"Wrapper": (1, 3, 4)}
     assert scan(text).as_json() != scan(text.replace("gt_indices.tolist()", "gt_indices")).as_json()

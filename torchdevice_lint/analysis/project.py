@@ -82,14 +82,16 @@ _RAISES_WITHOUT_CUDA = re.compile(r"^[ \t]*raise\b.*\b(?:cuda|CUDA|Cuda|GPU|gpu)
 #: A compiled extension built from CUDA sources (a ``setup.py``'s ``CUDAExtension("pkg._ext", ...)``):
 #: a module importing it at module level runs its kernels, which exist only for CUDA tensors.
 _CUDA_EXTENSION = re.compile(r"\bCUDAExtension[ \t]*\([ \t\n]*(?:name[ \t]*=[ \t]*)?[rbu]?['\"]([\w.]+)['\"]")
-#: A ``forward`` defined in a class, and its parameters as far as the closing parenthesis.
-_FORWARD = re.compile(r"^([ \t]+)def[ \t]+forward[ \t]*\(", re.MULTILINE)
 #: Calls that turn a tensor into Python values (or a host copy read as such) and end its life as a tensor.
 _HOST_METHODS = frozenset({"tolist", "item", "numpy"})
 #: Calls a host conversion may follow: ``p.detach().cpu().numpy()``.
 _HOST_CHAIN = frozenset({"detach", "cpu"})
 #: Builtins whose result is a Python value: ``len(p)``, ``int(p)``.
 _HOST_BUILTINS = frozenset({"len", "int", "float"})
+#: What a host conversion looks like in a line: ``p.cpu().numpy()``, ``len(p)`` (to spare tokenizing others).
+_HOST_USE = re.compile(
+    r"\b(\w+)[ \t]*(?:\.(?:detach|cpu)\(\))*\.(?:tolist|item|numpy)\(\)|\b(?:len|int|float)\([ \t]*(\w+)[ \t]*\)"
+)
 #: An optional import (MONAI's ``cp, has_cp = optional_import("cupy")``) does not count: the module
 #: has a path without the library (MONAI's type_conversion.py converts to CuPy only when asked).
 #: How a method's return value starts when it is a new object of the class, not ``self``.
@@ -203,15 +205,21 @@ def scan(text: str) -> FileFacts:
 def _host_only_inputs(text: str, class_spans: list) -> dict[str, tuple[int, ...]]:
     """Class name -> the positions of the parameters its own ``forward`` only converts to
     Python values (`_host_only_positions`)."""
-    found = {}
-    for match in _FORWARD.finditer(text):
-        for start, end, name in class_spans:
-            if start <= match.start() < end:
-                positions = _host_only_positions(text, match.start(), end, len(match.group(1)))
-                if positions:
-                    found[name] = positions
-                break
-    return found
+    found: dict[str, tuple[int, ...]] = {}
+    at = text.find("def forward")
+    while at >= 0:
+        line_start = text.rfind("\n", 0, at) + 1
+        indent = text[line_start:at]
+        after = text[at + 11 : at + 12]
+        # a method (not a function at the top, nor ``def forward_hook``)
+        if indent and not indent.strip(" \t") and not (after.isalnum() or after == "_"):
+            for start, end, name in class_spans:
+                if start <= at < end:
+                    # two forwards in one class (one per branch): neither is read
+                    found[name] = () if name in found else _host_only_positions(text, line_start, end, len(indent))
+                    break
+        at = text.find("def forward", at + 11)
+    return {name: positions for name, positions in found.items() if positions}
 
 
 def _host_only_positions(text: str, start: int, end: int, indent: int) -> tuple[int, ...]:
@@ -220,16 +228,21 @@ def _host_only_positions(text: str, start: int, end: int, indent: int) -> tuple[
     or ``.cpu()``), ``len(p)``, ``int(p)``, ``float(p)``. One use at least; a parameter passed on,
     combined, indexed or bound again is not. Read from the method's tokens (strings and comments
     do not count), nested functions included."""
-    lines = text[start:end].splitlines(keepends=True)
-    method = [lines[0]]
-    for line in lines[1:]:
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#") and len(line) - len(line.lstrip()) <= indent:
+    stop = text.find("\n", start)
+    while 0 <= stop < end:  # the method ends at the next line indented no deeper than its ``def``
+        following = text.find("\n", stop + 1)
+        line = text[stop + 1 : following if following >= 0 else len(text)]
+        stripped = line.lstrip()
+        if stripped and not stripped.startswith("#") and len(line) - len(stripped) <= indent:
             break
-        method.append(line)
-    source = "".join(method)
-    if not re.search(r"\.(?:tolist|item|numpy)\(|\b(?:len|int|float)\(", source):
-        return ()  # the usual forward: no tokenizing
+        stop = following
+    source = text[start : stop if 0 <= stop < end else end]
+    if not any(marker in source for marker in (".tolist()", ".item()", ".numpy()", "len(", "int(", "float(")):
+        return ()
+    signature = re.match(r"[ \t]*def[ \t]+forward[ \t]*\(([^)]*)", source)
+    written = set(re.findall(r"(?:^|,)[ \t\n]*(\w+)", signature.group(1))) if signature else set()
+    if not written & {name for pair in _HOST_USE.findall(source) for name in pair}:
+        return ()  # the usual forward: no parameter converted, no tokenizing
     try:
         tokens = [
             token
