@@ -275,17 +275,18 @@ def _host_only_positions(text: str, start: int, end: int, indent: int) -> tuple[
     if not parameters or parameters[0] != "self":
         return ()
     body = tokens[close + 1 :]
+    strings = [token.string for token in body]
     positions = []
     for position, name in enumerate(parameters[1:]):
         uses = [index for index, token in enumerate(body) if token.type == tokenize.NAME and token.string == name]
-        if uses and all(_host_use(body, index) for index in uses):
+        if uses and all(_host_use(strings, index) for index in uses):
             positions.append(position)
     return tuple(positions)
 
 
-def _host_use(tokens: list, index: int) -> bool:
-    """The name at ``tokens[index]`` is converted to Python values there and used no further."""
-    strings = [token.string for token in tokens]
+def _host_use(strings: list[str], index: int) -> bool:
+    """The name at ``strings[index]`` (the method body's token texts) is converted to Python
+    values there and used no further."""
     if index and strings[index - 1] == ".":
         return True  # ``self.p``, ``other.p``: an attribute, not the parameter
     if index >= 2 and strings[index - 1] == "(" and strings[index - 2] in _HOST_BUILTINS:
