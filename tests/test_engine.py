@@ -243,6 +243,7 @@ def test_a_device_is_never_read_off_an_argument_the_body_takes_items_of():
     tensor. (The whole file's caller chain is needed to reach the binder's choice; this checks
     the evidence it reads.)"""
     from torchdevice_lint.analysis.binding import _strict_tensor_evidence
+    from torchdevice_lint.analysis.evidence import FunctionBody
     from torchdevice_lint.analysis.imports import ImportTable
 
     function = cst.parse_module(
@@ -251,7 +252,7 @@ def test_a_device_is_never_read_off_an_argument_the_body_takes_items_of():
         "    return total + steps[-1] + x.view(-1).sum()\n"
     ).body[0]
     assert isinstance(function, cst.FunctionDef)
-    evidence = _strict_tensor_evidence(function, ImportTable())
+    evidence = _strict_tensor_evidence(FunctionBody(function), ImportTable())
     assert evidence.sequences >= {"outputs", "steps"} and "target" not in evidence.sequences
     assert "x" in evidence.tensors  # .view(): a tensor, whatever its items
 

@@ -35,7 +35,7 @@ import libcst as cst
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.bind_once import can_bind_once
 from torchdevice_lint.analysis.devices import looks_like_accelerator_switch, looks_like_device_name
-from torchdevice_lint.analysis.evidence import body_nodes, names_used_as_tensors
+from torchdevice_lint.analysis.evidence import FunctionBody, names_used_as_tensors
 from torchdevice_lint.analysis.flow import FlowAnalysis, Scope
 from torchdevice_lint.analysis.imports import ImportTable, dotted_name
 from torchdevice_lint.analysis.switches import SwitchGuard, defines_switch, device_from, named_as_switch, switch_guards
@@ -391,7 +391,7 @@ class DeviceBinder:
             return value is not None and value.kind is Kind.TENSOR
         evidence = self._strict_evidence.get(function)
         if evidence is None:
-            evidence = self._strict_evidence[function] = _strict_tensor_evidence(function, self.imports)
+            evidence = self._strict_evidence[function] = _strict_tensor_evidence(self.flow.body_of(function), self.imports)
         if value.kind is Kind.UNKNOWN:
             # a name the flow could not type, written into by a method only tensors have
             # (``input_label.scatter_(1, idx, 1.0)``, ``input_label`` made by ``self.Tensor(...)``)
@@ -946,8 +946,9 @@ def _parameter_names(function: cst.FunctionDef) -> list[str]:
     return [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
 
 
-def _strict_tensor_evidence(function: cst.FunctionDef, imports: ImportTable) -> _Evidence:
-    tensors = names_used_as_tensors(body_nodes(function), imports, lenient=False)
+def _strict_tensor_evidence(body: FunctionBody, imports: ImportTable) -> _Evidence:
+    function = body.function
+    tensors = names_used_as_tensors(body.nodes, imports, lenient=False)
     for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
         annotation = param.annotation
         if annotation is not None and (imports.qualified_name(annotated_expression(annotation)) or "") == "torch.Tensor":

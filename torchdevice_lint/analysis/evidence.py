@@ -4,6 +4,7 @@ runs, type tests and blocks that expect errors."""
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from typing import Optional
 
 import libcst as cst
@@ -239,3 +240,41 @@ def is_scalar_index(node: cst.BaseExpression, scalars: set[str]) -> bool:
         sides = (node.left, node.right)
         return all(is_scalar_index(side, scalars) for side in sides) and any(type(side) is not cst.Integer for side in sides)
     return False
+
+
+class FunctionBody:
+    """What one function's own body shows, each fact read from its `body_nodes` on first use
+    and kept: the flow walk asks again every time it walks the function again."""
+
+    def __init__(self, function: cst.FunctionDef) -> None:
+        self.function = function
+        self._used_as_tensors: dict[bool, set[str]] = {}
+
+    @cached_property
+    def nodes(self) -> list[cst.CSTNode]:
+        return body_nodes(self.function)
+
+    def used_as_tensors(self, imports: ImportTable, lenient: bool) -> set[str]:
+        """`names_used_as_tensors`, and the parameters its docstring types as tensors."""
+        names = self._used_as_tensors.get(lenient)
+        if names is None:
+            names = self._used_as_tensors[lenient] = names_used_as_tensors(self.nodes, imports, lenient) | documented_tensors(
+                self.function
+            )
+        return names
+
+    @cached_property
+    def shown_as_tensors(self) -> set[str]:
+        return names_shown_as_tensors(self.nodes)
+
+    @cached_property
+    def calls_bound_to_tensors(self) -> frozenset[cst.Call]:
+        return calls_bound_to_tensors(self.nodes, self.shown_as_tensors)
+
+    @cached_property
+    def indexed_parameter(self) -> Optional[int]:
+        return index_every_return_takes(self.function, self.nodes)
+
+    @cached_property
+    def slice_bounds(self) -> set[str]:
+        return slice_bound_names(self.nodes)

@@ -19,17 +19,11 @@ from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.declarations import ENTRY_METHODS, Declarations
 from torchdevice_lint.analysis.devices import looks_like_accelerator_flag, looks_like_device_name, parse_device
 from torchdevice_lint.analysis.evidence import (
+    FunctionBody,
     assigned_names,
-    body_nodes,
-    calls_bound_to_tensors,
-    documented_tensors,
-    index_every_return_takes,
     is_expected_error_block,
     is_scalar_index,
     is_type_test,
-    names_shown_as_tensors,
-    names_used_as_tensors,
-    slice_bound_names,
 )
 from torchdevice_lint.analysis.imports import ImportTable, dotted_name
 from torchdevice_lint.analysis.meetings import MeetingLog
@@ -130,12 +124,8 @@ class FlowAnalysis:
         self.yields: dict[cst.FunctionDef, Value] = {}
         #: CPU factories that values computed elsewhere were written into (``k[:, :n] = x @ y``).
         self._filled: set[cst.Call] = set()
-        self._tensor_evidence: dict[tuple[cst.FunctionDef, bool], set[str]] = {}
-        self._bound_to_tensors: dict[cst.FunctionDef, frozenset[cst.Call]] = {}
-        self._body_nodes: dict[cst.FunctionDef, list[cst.CSTNode]] = {}
-        self._indexed_parameters: dict[cst.FunctionDef, Optional[int]] = {}
-        self._strong_evidence: dict[cst.FunctionDef, set[str]] = {}
-        self._slice_bounds: dict[cst.FunctionDef, set[str]] = {}
+        #: What each function's own body shows, read once however often it is walked.
+        self._bodies: dict[cst.FunctionDef, FunctionBody] = {}
         self._run()
 
     # ---------------------------------------------------------------- setup
@@ -229,13 +219,8 @@ class FlowAnalysis:
             is_method and owner is not None and owner.is_module and function.name.value in ENTRY_METHODS
         )
         seeds = self._seeds.get(function, {})
-        evidence_key = (function, inputs_on_device)
-        tensor_evidence = self._tensor_evidence.get(evidence_key)
-        if tensor_evidence is None:  # a function walked again reads the same text
-            # A parameter the docstring gives a tensor type is one, as an annotated one is.
-            tensor_evidence = self._tensor_evidence[evidence_key] = names_used_as_tensors(
-                self._nodes_of(function), self.imports, lenient=inputs_on_device
-            ) | documented_tensors(function)
+        # A parameter the docstring gives a tensor type is one, as an annotated one is.
+        tensor_evidence = self.body_of(function).used_as_tensors(self.imports, lenient=inputs_on_device)
         for index, param in enumerate([*positional, *params.kwonly_params]):
             name = param.name.value
             if index == 0 and (is_method or autograd):
@@ -615,7 +600,7 @@ class FlowAnalysis:
         ``task_idcs.long()`` (gpytorch's Hadamard likelihood, a6ffc953d0), ``pos = data.pos``
         then ``pos.size(1)``: an item or attribute of a parameter the body uses as a tensor."""
         function = scope.node
-        if not isinstance(function, cst.FunctionDef) or name not in self._shown_as_tensors(function):
+        if not isinstance(function, cst.FunctionDef) or name not in self.body_of(function).shown_as_tensors:
             return False
         if name in scope.parameters:
             return False  # ``timestep = timestep[None]`` after ``timestep = timestep.cpu()``: the flow's own
@@ -1014,27 +999,20 @@ class FlowAnalysis:
             for _, value in argument_values
         )
 
-    def _nodes_of(self, function: cst.FunctionDef) -> list[cst.CSTNode]:
-        nodes = self._body_nodes.get(function)
-        if nodes is None:
-            nodes = self._body_nodes[function] = body_nodes(function)
-        return nodes
+    def body_of(self, function: cst.FunctionDef) -> FunctionBody:
+        """What ``function``'s own body shows (`evidence.FunctionBody`), read once for the walk and the fixes."""
+        body = self._bodies.get(function)
+        if body is None:
+            body = self._bodies[function] = FunctionBody(function)
+        return body
 
     def _scalar_index(self, node: cst.BaseExpression, scope: Scope) -> bool:
         """A 0-dim index by use (`evidence.is_scalar_index`): not a device index into a CPU tensor."""
         function = scope.node
         if not isinstance(function, cst.FunctionDef):
             return False
-        bounds = self._slice_bounds.get(function)
-        if bounds is None:
-            bounds = self._slice_bounds[function] = slice_bound_names(self._nodes_of(function))
+        bounds = self.body_of(function).slice_bounds
         return bool(bounds) and is_scalar_index(node, bounds)
-
-    def _shown_as_tensors(self, function: cst.FunctionDef) -> set[str]:
-        names = self._strong_evidence.get(function)
-        if names is None:
-            names = self._strong_evidence[function] = names_shown_as_tensors(self._nodes_of(function))
-        return names
 
     def _tensor_bound_calls(self) -> frozenset[cst.Call]:
         """The calls whose result the function being walked binds to a name it uses as a tensor
@@ -1042,12 +1020,7 @@ class FlowAnalysis:
         function = self._body
         if function is None:
             return frozenset()
-        calls = self._bound_to_tensors.get(function)
-        if calls is None:
-            calls = self._bound_to_tensors[function] = calls_bound_to_tensors(
-                self._nodes_of(function), self._shown_as_tensors(function)
-            )
-        return calls
+        return self.body_of(function).calls_bound_to_tensors
 
     def _evaluate_own_method(self, node, receiver: Value, method: str, argument_values, scope) -> Value:
         """``self.helper(x)`` or ``model.init_hidden(n)`` on a class of this file."""
@@ -1150,9 +1123,7 @@ class FlowAnalysis:
 
     def indexed_parameter(self, function: cst.FunctionDef) -> Optional[int]:
         """The position of the parameter that every return of ``function`` indexes, if one."""
-        if function not in self._indexed_parameters:
-            self._indexed_parameters[function] = index_every_return_takes(function, self._nodes_of(function))
-        return self._indexed_parameters[function]
+        return self.body_of(function).indexed_parameter
 
     def _calls_in_body(self, function: cst.FunctionDef) -> frozenset[cst.CSTNode]:
         calls = self._calls_in.get(function)
