@@ -258,8 +258,8 @@ def test_a_device_is_never_read_off_an_argument_the_body_takes_items_of():
 
 
 def test_a_switch_device_needed_twice_is_bound_once_per_function_and_only_where_free():
-    """#17 class T (TimeCycle train()): one `device = torch.device(...)` line per function at the
-    top, the sites naming it; a second run changes nothing; a function that already uses the
+    """#17 class T (TimeCycle train()): one `device = torch.device(...)` line per function, right
+    before the first statement that reads it, the sites naming it; a second run changes nothing; a function that already uses the
     name, or whose switch is a local, keeps the inline device (one per statement)."""
     source = (
         "import torch\n\n\n"
@@ -277,10 +277,38 @@ def test_a_switch_device_needed_twice_is_bound_once_per_function_and_only_where_
     linter = Linter(Settings())
     fixed = linter.fix(source)
     assert fixed.source.count("device = torch.device(") == 1
-    assert "def train(loader, model, use_cuda):\n    device = torch.device(\"cuda\" if use_cuda else \"cpu\")\n    # one epoch\n" in fixed.source
+    assert (
+        "def train(loader, model, use_cuda):\n    # one epoch\n    if use_cuda:\n        model.cuda()\n"
+        "    device = torch.device(\"cuda\" if use_cuda else \"cpu\")\n    for a, b in loader:\n"
+    ) in fixed.source
     assert "a, b = a.to(device), b.to(device)\n" in fixed.source
     assert fixed.source.count('torch.device("cuda" if use_cuda else "cpu")') == 5
     assert linter.fix(fixed.source).applied == 0
+
+
+def test_the_bound_device_line_keeps_the_comments_and_blank_lines_where_they_were_written():
+    """The device line goes right before the first statement that reads it: under a docstring, a
+    blank line and the comment lines that open a function (they describe the function); above the
+    comment lines written on that statement (they describe it)."""
+    moves = "    for a, b in loader:\n        a = a.cuda()\n        b = b.cuda()\n"
+    line = '    device = torch.device("cuda" if use_cuda else "cpu")\n'
+    cases = {
+        "    # one epoch on the GPU\n": "    # one epoch on the GPU\n" + line,
+        '    """One epoch."""\n    # batches to the GPU\n': '    """One epoch."""\n' + line + "    # batches to the GPU\n",
+        '    """One epoch."""\n\n': '    """One epoch."""\n\n' + line,
+        "\n    # batches to the GPU\n": "\n" + line + "    # batches to the GPU\n",
+        "    n = 0\n\n    # batches to the GPU\n": "    n = 0\n\n" + line + "    # batches to the GPU\n",
+        "    # counts\n    n = 0\n    # batches\n": "    # counts\n    n = 0\n" + line + "    # batches\n",
+    }
+    linter = Linter(Settings())
+    for head, fixed_head in cases.items():
+        source = "import torch\n\n\ndef train(loader, use_cuda):\n" + head + moves
+        fixed = linter.fix(source).source
+        assert fixed == "import torch\n\n\ndef train(loader, use_cuda):\n" + fixed_head + moves.replace(".cuda()", ".to(device)"), head
+        assert linter.fix(fixed).applied == 0
+    # a site in a parameter's default runs before any line of the body: nothing bound there
+    source = "import torch\n\n\ndef f(x, use_cuda, y=torch.zeros(2).cuda()):\n    z = x.cuda()\n    return z + y.cuda()\n"
+    assert "device = " not in linter.fix(source).source
 
 
 def test_a_self_switch_device_needed_twice_in_a_method_is_bound_once():

@@ -3,10 +3,11 @@
 A fix that reads the repository's own switch in a function writes the device inline,
 ``.to(torch.device("cuda" if use_cuda else "cpu"))`` (`DeviceBinder.choose`). Where a function
 gets that same expression at two or more sites (TimeCycle's ``train(..., use_cuda)`` moves four
-batches), the engine binds it once at the top of the function (after its docstring) and the sites
-use the name::
+batches), the engine binds it once, right before the first statement of the function that reads it,
+and the sites use the name::
 
     def train(loader, model, use_cuda):
+        model.train()
         device = torch.device("cuda" if use_cuda else "cpu")
         for imgs, target in loader:
             imgs = Variable(imgs.to(device))
@@ -107,7 +108,8 @@ def _dotted(node: cst.CSTNode) -> Optional[str]:
 
 class BindOnce(cst.CSTTransformer):
     """Binds each switch device that a function got at two or more of the ``created`` sites
-    (ids of the ``torch.device(...)`` calls the fixes wrote) once, at the top of the function."""
+    (ids of the ``torch.device(...)`` calls the fixes wrote) once, right before the function's
+    first statement that holds one of them (the switch never changes in the function)."""
 
     def __init__(self, created: Iterable[int], name: str) -> None:
         super().__init__()
@@ -134,12 +136,25 @@ class BindOnce(cst.CSTTransformer):
         test = switch_device_test(sites[0])
         if test is None or not can_bind_once(original, test, self.name):
             return updated
+        ids = {id(site) for site in sites}
+        holding = [i for i, statement in enumerate(updated.body.body) for node in walk(statement) if id(node) in ids]
+        if len(holding) != len(ids):
+            return updated  # a site outside the body (a parameter's default): read before any line of it
+        at = min(holding)
         text = texts.pop()
-        replaced = updated.visit(_Named({id(site) for site in sites}, self.name))
+        replaced = updated.visit(_Named(ids, self.name))
         assert isinstance(replaced, cst.FunctionDef) and isinstance(replaced.body, cst.IndentedBlock)
         body = list(replaced.body.body)
-        at = 1 if body and _is_docstring(body[0]) else 0
-        body.insert(at, cst.parse_statement(f"{self.name} = {text}\n"))
+        # right before the first statement that reads it: the blank lines above that statement stay
+        # above the device line, the comment lines directly on it stay on it (written for it), but
+        # those right under the ``def`` line describe the function, as a docstring would: they stay first
+        leading: list[cst.EmptyLine] = list(getattr(body[at], "leading_lines", ()))
+        above = max((i + 1 for i, line in enumerate(leading) if line.comment is None), default=0)
+        if at == 0:
+            above = max(above, next((i for i, line in enumerate(leading) if line.comment is None), len(leading)))
+        line = cst.parse_statement(f"{self.name} = {text}\n")
+        body[at] = body[at].with_changes(leading_lines=leading[above:])
+        body.insert(at, line.with_changes(leading_lines=leading[:above]))
         return replaced.with_changes(body=replaced.body.with_changes(body=body))
 
 
@@ -152,11 +167,3 @@ class _Named(cst.CSTTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         return cst.Name(self.name) if id(original) in self.sites else updated
 
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )

@@ -78,9 +78,9 @@ class CudaCall(Rule):
     binds and tests, in that block's code after its binding, in functions defined there
     after it and in top-level functions that already read its root as a global (`args.lr`). Where a function gets that
     device at two or more sites and its every name is a parameter (`self` outside `__init__`) that
-    the function never rebinds or changes, it is bound once at the top of the function, after the
-    docstring (`device = torch.device("cuda" if use_cuda else "cpu")`), and the sites use the
-    name (not where the function already uses that name). Elsewhere the inline device is written
+    the function never rebinds or changes, it is bound once, right before the first statement of
+    the function that reads it (`device = torch.device("cuda" if use_cuda else "cpu")`; the comment
+    lines written on that statement stay on it), and the sites use the name (not where the function already uses that name). Elsewhere the inline device is written
     once per statement: a statement with several moves keeps its findings without a fix. Where the
     switch cannot be read at the site (set below
     it), the finding keeps no fix rather than a device that contradicts the switch. The device of
@@ -543,13 +543,13 @@ class CudaCall(Rule):
             "if __name__ == '__main__':\n    args = parser.parse_args()\n    if args.cuda:\n        net.cuda()\n",
             count=2,
         ),
-        Invalid(  # a switch device needed at several sites of a function: bound once, after the docstring
+        Invalid(  # a switch device needed at several sites of a function: bound once, before the first
             "import torch\n\n\ndef train(loader, model, use_cuda):\n    \"\"\"One epoch.\"\"\"\n"
-            "    if use_cuda:\n        model.cuda()\n    for imgs, theta in loader:\n"
+            "    if use_cuda:\n        model.cuda()\n    # the batches\n    for imgs, theta in loader:\n"
             "        imgs = torch.autograd.Variable(imgs.cuda())\n        theta = torch.autograd.Variable(theta.cuda())\n",
             "import torch\n\n\ndef train(loader, model, use_cuda):\n    \"\"\"One epoch.\"\"\"\n"
-            "    device = torch.device(\"cuda\" if use_cuda else \"cpu\")\n"
-            "    if use_cuda:\n        model.cuda()\n    for imgs, theta in loader:\n"
+            "    if use_cuda:\n        model.cuda()\n"
+            "    device = torch.device(\"cuda\" if use_cuda else \"cpu\")\n    # the batches\n    for imgs, theta in loader:\n"
             "        imgs = torch.autograd.Variable(imgs.to(device))\n        theta = torch.autograd.Variable(theta.to(device))\n",
             count=3,
         ),
@@ -557,8 +557,8 @@ class CudaCall(Rule):
             "import torch\n\n\ndef pair(x, y, gpu_ids):\n    if len(gpu_ids) > 0:\n        net.cuda()\n"
             "    return x.cuda() + y.cuda()\n",
             "import torch\n\n\ndef pair(x, y, gpu_ids):\n"
-            "    device = torch.device(\"cuda\" if len(gpu_ids) > 0 else \"cpu\")\n"
             "    if len(gpu_ids) > 0:\n        net.cuda()\n"
+            "    device = torch.device(\"cuda\" if len(gpu_ids) > 0 else \"cpu\")\n"
             "    return x.to(device) + y.to(device)\n",
             count=3,
         ),
