@@ -869,3 +869,130 @@ def test_an_argument_a_project_module_only_converts_to_python_values_meets_nothi
         "train_pl.py": LIT_MODEL,
     })
     assert _findings(tmp_path) == expected
+
+
+def test_scan_reads_what_refuses_tensors_off_cuda():
+    """A function, or a class's ``forward``, that asserts ``x.is_cuda`` or raises when it is not
+    (a CuPy kernel's autograd Function) refuses the CPU, and so do the file's functions and
+    classes that call one without choosing by device; a check that keeps a CPU path does not."""
+    facts = scan(textwrap.dedent("""\
+        import torch
+
+
+        class _Corr(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, one, two):
+                assert(one.is_cuda == True)
+                return one * two
+
+
+        def corr(one, two):
+            return _Corr.apply(one, two)
+
+
+        class Corr(torch.nn.Module):
+            def forward(self, one, two):
+                return corr(one, two)
+
+
+        def shift(x):
+            if not x.is_cuda:
+                raise NotImplementedError("CUDA only")
+            return x
+
+
+        def pick(one, two):
+            if one.is_cuda:
+                return corr(one, two)
+            return one * two
+
+
+        def checked(x):
+            assert not x.is_cuda
+            assert x.is_cuda == False
+            return x
+
+
+        class Helper:
+            def cuda_path(self, x):
+                assert x.is_cuda
+                return x
+
+            def forward(self, x):
+                return self.cuda_path(x) if x.is_cuda else x
+        """))
+    assert facts.refuses_cpu == frozenset({"_Corr", "corr", "Corr", "shift"})
+    assert facts.as_json()[-1] == ["Corr", "_Corr", "corr", "shift"]  # in the cache key
+
+
+def test_a_script_using_a_project_function_that_refuses_the_cpu_is_cuda_only(tmp_path):
+    """pytorch-pwc: run.py imports the correlation module in ``try: from .correlation import
+    correlation`` / ``except: sys.path.insert(0, './correlation'); import correlation`` (the same
+    module either way), whose autograd Function imports CuPy and asserts ``one.is_cuda``; the
+    network calls it. Its moves are CUDA-only: not rewritten. An import with a real CPU twin, one
+    that may fail (``= None``), and a function of the module that does not refuse the CPU are not."""
+    corr = """\
+        import torch
+
+
+        class _Corr(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, one, two):
+                assert one.is_cuda == True
+                return one * two
+
+
+        def corr(one, two):
+            return _Corr.apply(one, two)
+
+
+        def scale(x):
+            return x * 2
+        """
+    user = """\
+        import sys
+        import torch
+
+        {imports}
+
+
+        class Net(torch.nn.Module):
+            def forward(self, a, b):
+                return {call}(a, b)
+
+
+        def estimate(a, b):
+            net = Net().cuda()
+            return net(a.cuda(), b.cuda()).cpu()
+        """
+    user = textwrap.dedent(user)
+    write(tmp_path, {
+        "setup.py": "",
+        "corr.py": corr,
+        "cupy_corr/corr.py": "import cupy\n" + textwrap.dedent(corr).replace("assert one.is_cuda == True\n", ""),
+        "cpu_corr.py": "def corr(one, two):\n    return one * two\n",
+        "module_import.py": user.format(imports="import corr", call="corr.corr"),
+        "name_import.py": user.format(imports="from corr import corr", call="corr"),
+        "same_module_either_way.py": user.format(
+            imports="try:\n    from .cupy_corr import corr\nexcept:\n    sys.path.insert(0, './cupy_corr'); import corr",
+            call="corr.corr",
+        ),
+        "cpu_twin.py": user.format(
+            imports="try:\n    from cupy_corr.corr import corr\nexcept ImportError:\n    from cpu_corr import corr",
+            call="corr",
+        ),
+        "optional.py": user.format(imports="try:\n    from corr import corr\nexcept ImportError:\n    corr = None", call="corr"),
+        "other_function.py": user.format(imports="import corr", call="corr.scale"),
+    })
+    index = ProjectIndex.build(str(path) for path in sorted(tmp_path.rglob("*.py")))
+
+    def fixed(name):
+        path = tmp_path / name
+        return Linter().fix(path.read_text(), project=index, path=str(path)).source
+
+    for name in ("module_import.py", "name_import.py", "same_module_either_way.py"):
+        assert view_of(tmp_path, name).needs_cuda, name
+        assert fixed(name) == (tmp_path / name).read_text(), name
+    for name in ("cpu_twin.py", "optional.py", "other_function.py"):
+        assert not view_of(tmp_path, name).needs_cuda, name
+        assert "net = Net().to(device)" in fixed(name), name

@@ -92,6 +92,21 @@ _HOST_BUILTINS = frozenset({"len", "int", "float"})
 _HOST_USE = re.compile(
     r"\b(\w+)[ \t]*(?:\.(?:detach|cpu)\(\))*\.(?:tolist|item|numpy)\(\)|\b(?:len|int|float)\([ \t]*(\w+)[ \t]*\)"
 )
+#: A line that refuses a tensor off CUDA: ``assert x.is_cuda``, ``assert(x.is_cuda == True)``,
+#: ``assert x.device.type == "cuda"``, or ``if not x.is_cuda:`` / ``elif x.is_cuda == False:``
+#: followed by ``raise`` (a CuPy or compiled kernel's autograd Function).
+_REFUSES_CPU = re.compile(
+    r"^([ \t]+)(?:assert[ \t(]*[\w.\[\]]+\.(?:is_cuda\b(?![ \t]*(?:==|is)[ \t]*False|[ \t]*(?:!=|is[ \t]+not)[ \t]*True)"
+    r"|device\.type[ \t]*==[ \t]*['\"]cuda['\"])"
+    r"|(?:el)?if[ \t(]+(?:not[ \t]+[\w.\[\]]+\.is_cuda|[\w.\[\]]+\.is_cuda[ \t]*(?:==|is)[ \t]*False)[ \t)]*:"
+    r"[ \t]*(?:raise\b|(?:#[^\n]*)?\n\1[ \t]+raise\b))",
+    re.MULTILINE,
+)
+#: Methods whose refusal makes every use of the class CUDA-only (an autograd Function's or a module's forward).
+_REFUSING_METHODS = frozenset({"forward", "__call__"})
+#: Code that may choose by device (``if x.is_cuda:``, ``torch.cuda.is_available()``, ``x.device.type ==``):
+#: a caller doing this may keep a CPU path around what refuses one.
+_CHOOSES_BY_DEVICE = re.compile(r"\bis_cuda\b|\bis_available\(|\.type[ \t]*==|\bdevice[ \t]*==")
 #: An optional import (MONAI's ``cp, has_cp = optional_import("cupy")``) does not count: the module
 #: has a path without the library (MONAI's type_conversion.py converts to CuPy only when asked).
 #: How a method's return value starts when it is a new object of the class, not ``self``.
@@ -126,6 +141,10 @@ class FileFacts:
     #: Class name -> the positions (after ``self``) of the parameters of its own ``forward`` that
     #: it only turns into Python values (``p.tolist()``, ``len(p)``): a tensor given there meets nothing.
     host_only_inputs: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    #: Top-level functions and classes that refuse tensors off CUDA: a function, or a class's
+    #: ``forward``, that asserts ``x.is_cuda`` or raises when ``not x.is_cuda`` (a CuPy or compiled
+    #: kernel), and those of the file that call one without choosing by device (``Function.apply``).
+    refuses_cpu: frozenset[str] = frozenset()
 
     def as_json(self) -> list:
         classes = {name: [list(bases), sorted(methods)] for name, (bases, methods) in sorted(self.classes.items())}
@@ -139,6 +158,7 @@ class FileFacts:
             sorted(self.top_level_imports),
             sorted(self.cuda_extensions),
             {name: list(positions) for name, positions in sorted(self.host_only_inputs.items())},
+            sorted(self.refuses_cpu),
         ]
 
 
@@ -199,7 +219,39 @@ def scan(text: str) -> FileFacts:
         frozenset(top_level_imports.values()),
         _cuda_extensions(text) if "CUDAExtension" in text else frozenset(),
         _host_only_inputs(text, class_spans) if "def forward" in text else {},
+        _refuses_cpu(text, tops) if "cuda" in text else frozenset(),
     )
+
+
+def _refuses_cpu(text: str, tops: list[int]) -> frozenset[str]:
+    """The top-level functions and classes of the file that refuse tensors off CUDA (see
+    `FileFacts.refuses_cpu`)."""
+    spans: dict[str, tuple[int, int]] = {}
+    for match in re.finditer(r"^(?:def|class)[ \t]+(\w+)", text, re.MULTILINE):
+        spans[match.group(1)] = (match.start(), _next_top(tops, match.end()))
+    found: set[str] = set()
+    for refusal in _REFUSES_CPU.finditer(text):
+        for name, (start, end) in spans.items():
+            if start <= refusal.start() < end:
+                if text.startswith("class", start):  # only in the method that every use runs
+                    methods = [m for m in _ANY_METHOD.finditer(text, start, refusal.start())]
+                    if not methods or methods[-1].group(1) not in _REFUSING_METHODS:
+                        break
+                found.add(name)
+                break
+    while found:  # the file's callers that do not choose by device
+        calls = re.compile(rf"\b(?:{'|'.join(sorted(found))})(?:\.apply)?[ \t]*\(")
+        more = {
+            name
+            for name, (start, end) in spans.items()
+            if name not in found
+            and calls.search(text, start, end)
+            and not _CHOOSES_BY_DEVICE.search(text, start, end)
+        }
+        if not more:
+            break
+        found |= more
+    return frozenset(found)
 
 
 def _host_only_inputs(text: str, class_spans: list) -> dict[str, tuple[int, ...]]:
@@ -428,7 +480,60 @@ def _imports(text: str) -> tuple[dict[str, str], dict[str, str]]:
             imports[local] = target
             if at_top:
                 top_level[local] = target
+    if "\ntry" in text or text.startswith("try"):
+        top_level.update(_imports_with_fallback(text))
     return imports, top_level
+
+
+#: A module-level ``try:`` block and its ``except`` clauses, each with its indented body.
+_TRY = re.compile(r"^try[ \t]*:[ \t]*(?:#[^\n]*)?\n((?:[ \t]+[^\n]*\n|[ \t]*\n)+)((?:except\b[^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]+[^\n]*\n|[ \t]*\n)+)+)", re.MULTILINE)
+_EXCEPT = re.compile(r"^except\b[^\n]*:[ \t]*(?:#[^\n]*)?\n((?:[ \t]+[^\n]*\n|[ \t]*\n)+)", re.MULTILINE)
+#: A statement that binds nothing: ``sys.path.insert(0, './ops')``, ``warnings.warn(...)``.
+_BARE_CALL = re.compile(r"[\w.]+\(.*\)")
+
+
+def _imports_with_fallback(text: str) -> dict[str, str]:
+    """Module-level imports that load the same module on every path: a ``try:`` importing
+    names and ``except`` clauses importing the same names from the same module reached another
+    way (``from .correlation import correlation`` / ``sys.path.insert(0, './correlation');
+    import correlation``; ``from .utils import f`` / ``from utils import f``). An ``except`` that
+    binds something else (``cupy = None``) or imports another module (a CPU twin) leaves the
+    import optional. Local name -> what the ``try`` imports."""
+    found: dict[str, str] = {}
+    for block in _TRY.finditer(text):
+        tried = _block_imports(block.group(1))
+        if not tried:
+            continue
+        clauses = [_block_imports(clause.group(1)) for clause in _EXCEPT.finditer(block.group(2))]
+        if clauses and all(
+            clause is not None
+            and clause.keys() == tried.keys()
+            and all(_same_module(tried[name], clause[name]) for name in tried)
+            for clause in clauses
+        ):
+            found.update(tried)
+    return found
+
+
+def _block_imports(body: str) -> Optional[dict[str, str]]:
+    """What a block made only of imports and bare calls imports (None: it does anything else)."""
+    found: dict[str, str] = {}
+    for line in body.splitlines():
+        for statement in _COMMENT.sub("", line).split(";"):
+            statement = statement.strip()
+            if not statement or _BARE_CALL.fullmatch(statement):
+                continue
+            if not statement.startswith(("import ", "from ")) or "(" in statement or statement.endswith("\\"):
+                return None
+            found.update(_imports(statement)[0])
+    return found
+
+
+def _same_module(one: str, other: str) -> bool:
+    """Two import targets that may name one module: one's dotted name ends the other's (the
+    package-relative and the ``sys.path`` spelling)."""
+    one, other = one.lstrip("."), other.lstrip(".")
+    return one == other or one.endswith("." + other) or other.endswith("." + one)
 
 
 @dataclass(frozen=True)
@@ -599,15 +704,31 @@ class ProjectView:
     def needs_cuda(self) -> bool:
         """The file is built on CUDA-only libraries: it imports Triton, TensorRT, PyCUDA or CuPy
         at module level, or imports there a module of the project that does (unsloth's MoE
-        tests, benchmark and autotuner import the Triton kernels' tuning module). One step only:
+        tests, benchmark and autotuner import the Triton kernels' tuning module), or uses there
+        what a module of the project defines to refuse tensors off CUDA (`FileFacts.refuses_cpu`:
+        ``from .ops import corr``, or ``import ops`` and ``ops.corr(...)``). One step only:
         a package importing such a module somewhere below it is not CUDA-only for that."""
         if self._built_on_cuda(self.path):
             return True
         for imported in self._own.top_level_imports:
             module = self._module_file(self.path, imported)
-            if module is not None and self._built_on_cuda(module[0]):
+            if module is not None and (self._built_on_cuda(module[0]) or self._uses_refusing(imported, *module)):
                 return True
         return False
+
+    def _uses_refusing(self, imported: str, path: str, rest: str) -> bool:
+        """The linted file's import ``imported`` (of ``rest`` in the module at ``path``) names,
+        or brings a module whose name the file uses with, a function or class refusing CPU tensors."""
+        refusing = self._facts(path).refuses_cpu
+        if not refusing:
+            return False
+        if rest:
+            return rest.split(".")[0] in refusing
+        names = "|".join(sorted(refusing))
+        return any(
+            target == imported and re.search(rf"\b{re.escape(local)}\.(?:{names})\b", self._text)
+            for local, target in self._own.imports.items()
+        )
 
     def torch_names_of_star_import(self, module: str) -> dict[str, str]:
         """``from models import *`` (``module`` as written, ``..models`` for a relative one) of

@@ -37,6 +37,11 @@ class CudaCall(Rule):
     start without CUDA: on its default path (top-level code, the `__main__` block, a function it
     calls) it calls `init_process_group(backend="nccl")`, `torch.cuda.set_device`,
     `torch.cuda.current_device` or `torch.cuda.synchronize()` outside a device check.
+    A module is also CUDA-only when it uses a function or class of a project module it imports at
+    module level (or in a `try:` whose `except` imports the same module another way) that refuses
+    tensors off CUDA: a function, or a class's `forward`, that asserts `x.is_cuda` or raises when
+    `not x.is_cuda` (a CuPy kernel's autograd Function), or one of that module calling such code
+    without choosing by device.
 
     ## Why is this bad?
     `.cuda()` only works where PyTorch was built with CUDA and a GPU is present. On a laptop,
