@@ -68,8 +68,11 @@ class FileAnalysis:
         #: Whether the text times work with events at all: the walk that tells whether it times GPU
         #: work cost every file asked about CUDA-only code a walk of its whole tree.
         self._mentions_timing = "enable_timing" in text
-        #: Whether the text may wait for the GPU at all (``torch.cuda.synchronize()``, streams, events).
-        self._mentions_waiting = any(word in text for word in ("synchronize", "Stream", "stream(", "Event", "CUDAGraph", "graph("))
+        #: Whether the text may wait for the GPU at all (``torch.cuda.synchronize()``, streams, events),
+        #: or hand a module's devices to ``DistributedDataParallel``.
+        self._mentions_waiting = any(
+            word in text for word in ("synchronize", "Stream", "stream(", "Event", "CUDAGraph", "graph(", "device_ids")
+        )
         #: Whether the text may set the process up on the GPU (`guards.process_needs_cuda`).
         self._mentions_setup = self._mentions_waiting or any(word in text for word in ("nccl", "set_device", "current_device"))
         #: Classes of the project's files, seen from this one (see `analysis.project`).

@@ -96,7 +96,8 @@ def _exits(body: cst.BaseSuite) -> bool:
 #: bitsandbytes' k-bit paths.
 _CUDA_ONLY_LIBRARIES = (*CUDA_ONLY_LIBRARIES, "bitsandbytes")
 
-#: ``torch.cuda`` calls that raise without CUDA: waiting for the GPU, its events and streams.
+#: ``torch.cuda`` calls that raise without CUDA: waiting for the GPU, its events and streams (and,
+#: in `_needs_a_gpu`, ``DistributedDataParallel(..., device_ids=[rank])``, which refuses a CPU module).
 _NEEDS_A_GPU = frozenset(
     f"torch.cuda.{name}" for name in ("synchronize", "Event", "Stream", "current_stream", "CUDAGraph", "graph")
 )
@@ -267,7 +268,26 @@ def times_with_cuda_events(imports: ImportTable, module: cst.Module) -> bool:
 
 
 def _needs_a_gpu(imports: ImportTable, call: cst.Call) -> bool:
-    return imports.qualified_name(call.func) in _NEEDS_A_GPU
+    full = imports.qualified_name(call.func)
+    return full in _NEEDS_A_GPU or (full in _DISTRIBUTED_DATA_PARALLEL and _given_devices(call))
+
+
+#: ``DistributedDataParallel``, which refuses ``device_ids`` for a module on the CPU.
+_DISTRIBUTED_DATA_PARALLEL = frozenset(
+    {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
+)
+
+
+def _given_devices(call: cst.Call) -> bool:
+    """``device_ids=[local_rank]``: a list or tuple of devices written out (a value that may be
+    None, ``[rank] if cuda else None``, is not)."""
+    return any(
+        arg.keyword is not None
+        and arg.keyword.value == "device_ids"
+        and isinstance(arg.value, (cst.List, cst.Tuple))
+        and bool(arg.value.elements)
+        for arg in call.args
+    )
 
 
 def _unguarded_calls(node: cst.CSTNode, nested: bool = False) -> list[cst.Call]:

@@ -30,7 +30,8 @@ class CudaCall(Rule):
     the project builds from CUDA sources (`CUDAExtension(...)` in its `setup.py`), imported at module
     level outside any block, or through a module of the project that imports one there (an
     optional import such as `optional_import("cupy")` does not count), a function that waits for the GPU (`torch.cuda.synchronize()`,
-    CUDA events or streams outside a device check) and a module that times GPU work with CUDA
+    CUDA events or streams outside a device check, or `DistributedDataParallel(..., device_ids=[rank])`,
+    which refuses a module on the CPU) and a module that times GPU work with CUDA
     events. Code that only runs with such a function (another method of its class, a function of
     the module calling it or called only from such functions) is reported without a fix: making it
     portable alone cannot make the program run without CUDA. So is all of a script that cannot
@@ -221,6 +222,11 @@ class CudaCall(Rule):
         "def make_tensor(d):\n    return d if isinstance(d, torch.Tensor) else torch.tensor(d).cuda()\n",
         "import torch\n\n\ndef timed(model, x):\n    y = model(x.cuda())\n    torch.cuda.synchronize()\n    return y\n",
         "import bitsandbytes as bnb\n\ndef quantize(w):\n    return bnb.functional.quantize_4bit(w.cuda())",
+        # DistributedDataParallel given device_ids, which refuses a module on the CPU
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\n\n"
+        "def wrap(net, rank):\n    return DDP(net.cuda(), device_ids=[rank])\n",
+        "import torch\n\n\nclass Trainer:\n    def __init__(self, net, rank):\n"
+        "        self.net = torch.nn.parallel.DistributedDataParallel(net.cuda(rank), device_ids=(rank,))\n",
         # a script that cannot start without CUDA, its moves already spelt with a device
         "import torch\n\n\ndef setup(rank):\n    torch.cuda.set_device(rank)\n\n\ndef main():\n    setup(0)\n"
         "    x = torch.zeros(8, device='cuda')\n\n\nif __name__ == '__main__':\n    main()\n",
@@ -324,6 +330,21 @@ class CudaCall(Rule):
             "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
             "if __name__ == '__main__':\n    if torch.cuda.is_available():\n"
             "        torch.cuda.set_device(0)\n    x = torch.zeros(8).to(device)\n",
+        ),
+        Invalid(  # DistributedDataParallel given device_ids refuses a CPU module: the class is CUDA-only (XMem's trainer)
+            "import torch\nfrom torch import nn\n\n\nclass Trainer:\n    def __init__(self, net, rank):\n"
+            "        self.net = nn.parallel.DistributedDataParallel(net.cuda(), device_ids=[rank], output_device=rank)\n\n"
+            "    def do_pass(self, data):\n        return self.net(data.cuda(non_blocking=True))\n",
+            "import torch\nfrom torch import nn\n\n\nclass Trainer:\n    def __init__(self, net, rank):\n"
+            "        self.net = nn.parallel.DistributedDataParallel(net.cuda(), device_ids=[rank], output_device=rank)\n\n"
+            "    def do_pass(self, data):\n        return self.net(data.cuda(non_blocking=True))\n",
+        ),
+        Invalid(  # without device_ids DDP takes a CPU module (gloo): rewritten
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\n\n"
+            "def wrap(net):\n    return DDP(net.cuda(), find_unused_parameters=True)\n",
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\n"
+            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            "def wrap(net):\n    return DDP(net.to(device), find_unused_parameters=True)\n",
         ),
         Invalid(  # the other methods of a class one of whose methods uses CUDA streams (timm's PrefetchLoader)
             "import torch\n\n\nclass PrefetchLoader:\n    def __init__(self, loader, mean):\n"
