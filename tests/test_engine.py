@@ -257,6 +257,36 @@ def test_a_device_is_never_read_off_an_argument_the_body_takes_items_of():
     assert "x" in evidence.tensors  # .view(): a tensor, whatever its items
 
 
+@pytest.mark.parametrize(
+    ("use", "device"),
+    [
+        ("x.cpu().numpy()", "x.device"),  # only a tensor's host copy has .numpy()
+        ("x.cpu().tolist()", "x.device"),
+        ("x.cpu()", "device"),  # a module has .cpu() too
+        ("x.cpu().state_dict()", "device"),
+        ("x.data.numpy()", "device"),  # a dataset's .data is a tensor (torchvision's MNIST)
+        ("len(x)", "device"),
+    ],
+)
+def test_a_parameter_copied_to_the_host_as_a_tensor_gives_its_device(use, device):
+    """#17 class 2 (pytorch-segmentation get_weights): a parameter the body shows to be a tensor
+    by ``x.cpu().numpy()`` is the device in scope, as an annotated one is."""
+    source = f"import torch\n\n\ndef f(inp, x):\n    n = {use}\n    g = torch.ones(3).cuda()\n    return g + x, n\n"
+    assert f"    g = torch.ones(3).to({device})\n" in fix_source(source)
+
+
+def test_a_helper_given_its_inputs_by_keyword_takes_their_device():
+    """#17 class 2 (pytorch-pwc backwarp(tenInput=..., tenFlow=...) called from a forward): a
+    keyword argument seeds the parameter it names, so the helper's input is the device in scope."""
+    source = (
+        "import torch\nfrom torch import nn\n\ncache = {}\n\n\ndef backwarp(inp, flow):\n"
+        "    if str(flow.shape) not in cache:\n        cache[str(flow.shape)] = torch.ones(3).cuda()\n"
+        "    return inp + cache[str(flow.shape)] * flow\n\n\n"
+        "class Net(nn.Module):\n    def forward(self, x):\n        return backwarp(inp=x, flow=x * 2)\n"
+    )
+    assert fix_source(source) == source.replace(".cuda()", ".to(inp.device)")
+
+
 def test_a_switch_device_needed_twice_is_bound_once_per_function_and_only_where_free():
     """#17 class T (TimeCycle train()): one `device = torch.device(...)` line per function, right
     before the first statement that reads it, the sites naming it; a second run changes nothing; a function that already uses the

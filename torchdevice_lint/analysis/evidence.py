@@ -54,10 +54,11 @@ def body_nodes(function: cst.FunctionDef) -> list[cst.CSTNode]:
 
 
 def names_used_as_tensors(body: list[cst.CSTNode], imports: ImportTable, lenient: bool) -> set[str]:
-    """Names a function's `body_nodes` treat as tensors: tensor-only methods; in ``forward``
-    also ``.shape`` and being passed to ``torch.*`` functions."""
+    """Names a function's `body_nodes` treat as tensors: tensor-only methods, a tensor's
+    results of ``.cpu()`` (``x.cpu().numpy()``); in ``forward`` also ``.shape`` and being passed
+    to ``torch.*`` functions."""
     evidence = torch_api.TENSOR_ONLY_METHODS | (_FORWARD_TENSOR_EVIDENCE if lenient else frozenset())
-    found = _names_read_with(body, evidence)
+    found = _names_read_with(body, evidence) | _names_copied_to_host(body)
     #: ``row, col = edge_index``: what the rows show of the tensor they come from.
     unpacked_from: dict[str, str] = {}
     for node in body:
@@ -112,6 +113,24 @@ def _names_read_with(body: list[cst.CSTNode], members: frozenset[str]) -> set[st
             func = node.func
             if type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value in _CALLED_TENSOR_EVIDENCE:
                 names.add(func.value.value)
+    return names
+
+
+#: Members of ``x.cpu()`` that only a tensor's copy has: a module's ``.cpu()`` returns the
+#: module, which has none of them (``model.cpu().state_dict()`` says nothing).
+_HOST_COPY_MEMBERS = frozenset({"numpy", "tolist", "item", "detach", "data", "clone"})
+
+
+def _names_copied_to_host(body: list[cst.CSTNode]) -> set[str]:
+    """Names ``body`` copies to the host and reads as a tensor there (``x.cpu().numpy()``)."""
+    names: set[str] = set()
+    for node in body:
+        if type(node) is cst.Attribute and node.attr.value in _HOST_COPY_MEMBERS:
+            call = node.value
+            if type(call) is cst.Call and not call.args and type(call.func) is cst.Attribute:
+                func = call.func
+                if func.attr.value == "cpu" and type(func.value) is cst.Name:
+                    names.add(func.value.value)
     return names
 
 

@@ -1194,17 +1194,26 @@ class FlowAnalysis:
         return result.kind if result is not None else Kind.UNKNOWN
 
     def _seed(self, helper: cst.FunctionDef, argument_values, offset: int, building: bool = False) -> None:
-        """Remember which inputs of a helper arrive on the device, to walk it with them."""
+        """Remember which inputs of a helper arrive on the device, to walk it with them: each
+        positional argument and each keyword argument the parameter it names."""
         seeds = self._seeds.setdefault(helper, {})
+        params = helper.params
+        names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
         for index, (arg, value) in enumerate(argument_values):
             if self._expecting_errors or building:
                 value = without_origins(value)
-            if arg.keyword is not None or arg.star:
+            if arg.star:
                 return
-            previous = seeds.get(index + offset)
+            if arg.keyword is None:
+                position = index + offset
+            elif arg.keyword.value in names:
+                position = names.index(arg.keyword.value)  # ``backwarp(tenInput=a, tenFlow=f)``
+            else:
+                continue  # one for ``**kwargs``
+            previous = seeds.get(position)
             seeded = value if previous is None else merge_call_sites(previous, value)
             if seeded != previous and (seeded.kind is not Kind.UNKNOWN or seeded.place is not Place.UNKNOWN):
-                seeds[index + offset] = seeded
+                seeds[position] = seeded
                 self._reseeded.add(helper)
 
     def _record_meeting(self, site: cst.CSTNode, participants: Sequence[tuple]) -> None:
