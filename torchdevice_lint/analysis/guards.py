@@ -96,8 +96,7 @@ def _exits(body: cst.BaseSuite) -> bool:
 #: bitsandbytes' k-bit paths.
 _CUDA_ONLY_LIBRARIES = (*CUDA_ONLY_LIBRARIES, "bitsandbytes")
 
-#: ``torch.cuda`` calls that raise without CUDA: waiting for the GPU, its events and streams (and,
-#: in `_needs_a_gpu`, ``DistributedDataParallel(..., device_ids=[rank])``, which refuses a CPU module).
+#: ``torch.cuda`` calls that raise without CUDA: waiting for the GPU, its events and streams.
 _NEEDS_A_GPU = frozenset(
     f"torch.cuda.{name}" for name in ("synchronize", "Event", "Stream", "current_stream", "CUDAGraph", "graph")
 )
@@ -141,16 +140,21 @@ def beside_cuda_only_code(imports: ImportTable, module: cst.Module) -> frozenset
     one of whose methods waits for the GPU (timm's ``PrefetchLoader.__init__`` beside its
     CUDA-stream ``__iter__``), a module-level function that calls such a function, and one that
     only such functions call (dfdc's ``main()`` calling ``train_epoch()``, and ``validate()``
-    called only from ``main()``). Those functions themselves are not included."""
-    waiting = {
-        function
-        for function in walk(module)
-        if isinstance(function, cst.FunctionDef)
-        and any(_needs_a_gpu(imports, call) for call in _unguarded_calls(function.body))
-    }
-    if not waiting:
+    called only from ``main()``). Those functions themselves are not included (`in_cuda_only_code`
+    leaves them alone). A function handing a module to ``DistributedDataParallel`` with
+    ``device_ids`` (`_wraps_for_a_gpu`, XMem's trainer) is included, with what runs beside it as above."""
+    waiting: set[cst.FunctionDef] = set()
+    wrapping: set[cst.FunctionDef] = set()
+    for function in walk(module):
+        if isinstance(function, cst.FunctionDef):
+            made = _unguarded_calls(function.body)
+            if any(_needs_a_gpu(imports, call) for call in made):
+                waiting.add(function)
+            elif any(_wraps_for_a_gpu(imports, call) for call in made):
+                wrapping.add(function)
+    if not waiting and not wrapping:
         return frozenset()
-    found: set[cst.FunctionDef] = set(waiting)
+    found: set[cst.FunctionDef] = waiting | wrapping
     classes = [node for node in walk(module) if isinstance(node, cst.ClassDef)]
     functions = {statement.name.value: statement for statement in module.body if isinstance(statement, cst.FunctionDef)}
     #: each module-level function: the module-level functions it calls outside a device check
@@ -224,7 +228,7 @@ def process_needs_cuda(imports: ImportTable, module: cst.Module) -> bool:
 
 def _sets_up_a_gpu(imports: ImportTable, call: cst.Call) -> bool:
     full = imports.qualified_name(call.func)
-    if full in _SETS_UP_A_GPU or _needs_a_gpu(imports, call):
+    if full in _SETS_UP_A_GPU or _needs_a_gpu(imports, call) or _wraps_for_a_gpu(imports, call):
         return True
     if full != "torch.distributed.init_process_group":
         return False
@@ -268,8 +272,13 @@ def times_with_cuda_events(imports: ImportTable, module: cst.Module) -> bool:
 
 
 def _needs_a_gpu(imports: ImportTable, call: cst.Call) -> bool:
-    full = imports.qualified_name(call.func)
-    return full in _NEEDS_A_GPU or (full in _DISTRIBUTED_DATA_PARALLEL and _given_devices(call))
+    return imports.qualified_name(call.func) in _NEEDS_A_GPU
+
+
+def _wraps_for_a_gpu(imports: ImportTable, call: cst.Call) -> bool:
+    """``DistributedDataParallel(module, device_ids=[rank])``: DDP raises for a module on the CPU
+    when ``device_ids`` is given (XMem's trainer), so the code around it is CUDA-only."""
+    return imports.qualified_name(call.func) in _DISTRIBUTED_DATA_PARALLEL and _given_devices(call)
 
 
 #: ``DistributedDataParallel``, which refuses ``device_ids`` for a module on the CPU.

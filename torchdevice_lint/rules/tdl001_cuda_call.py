@@ -30,15 +30,16 @@ class CudaCall(Rule):
     the project builds from CUDA sources (`CUDAExtension(...)` in its `setup.py`), imported at module
     level outside any block, or through a module of the project that imports one there (an
     optional import such as `optional_import("cupy")` does not count), a function that waits for the GPU (`torch.cuda.synchronize()`,
-    CUDA events or streams outside a device check, or `DistributedDataParallel(..., device_ids=[rank])`,
-    which refuses a module on the CPU) and a module that times GPU work with CUDA
+    CUDA events or streams outside a device check) and a module that times GPU work with CUDA
     events. Code that only runs with such a function (another method of its class, a function of
     the module calling it or called only from such functions) is reported without a fix: making it
-    portable alone cannot make the program run without CUDA. So is all of a script that cannot
+    portable alone cannot make the program run without CUDA. So is a function handing a module to
+    `DistributedDataParallel(..., device_ids=[rank])`, which refuses a module on the CPU, and the
+    code beside it as above. So is all of a script that cannot
     start without CUDA: on its default path (top-level code, the `__main__` block, a function it
     calls) it calls `init_process_group(backend="nccl")`, `torch.cuda.set_device`,
-    `torch.cuda.current_device` or `torch.cuda.synchronize()` outside a device check.
-    A module is also CUDA-only when it uses a function or class of a project module it imports at
+    `torch.cuda.current_device`, `torch.cuda.synchronize()` or such a `DistributedDataParallel`
+    outside a device check. A module is also CUDA-only when it uses a function or class of a project module it imports at
     module level (or in a `try:` whose `except` imports the same module another way) that refuses
     tensors off CUDA: a function, or a class's `forward`, that asserts `x.is_cuda` or raises when
     `not x.is_cuda` (a CuPy kernel's autograd Function), or one of that module calling such code
@@ -222,11 +223,13 @@ class CudaCall(Rule):
         "def make_tensor(d):\n    return d if isinstance(d, torch.Tensor) else torch.tensor(d).cuda()\n",
         "import torch\n\n\ndef timed(model, x):\n    y = model(x.cuda())\n    torch.cuda.synchronize()\n    return y\n",
         "import bitsandbytes as bnb\n\ndef quantize(w):\n    return bnb.functional.quantize_4bit(w.cuda())",
-        # DistributedDataParallel given device_ids, which refuses a module on the CPU
+        # DistributedDataParallel given device_ids, its module moved to the rank's device
         "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\n\n"
-        "def wrap(net, rank):\n    return DDP(net.cuda(), device_ids=[rank])\n",
-        "import torch\n\n\nclass Trainer:\n    def __init__(self, net, rank):\n"
-        "        self.net = torch.nn.parallel.DistributedDataParallel(net.cuda(rank), device_ids=(rank,))\n",
+        "def wrap(net, rank):\n    return DDP(net.to(rank), device_ids=[rank])\n",
+        "import torch\n\n\nclass Trainer:\n    def __init__(self, net, rank):\n        net = net.to(f'cuda:{rank}')\n"
+        "        self.net = torch.nn.parallel.DistributedDataParallel(net, device_ids=[rank])\n",
+        "import torch\n\n\ndef wrap(net, rank):\n    net.to(torch.device('cuda', rank))\n"
+        "    return torch.nn.parallel.DistributedDataParallel(net, device_ids=[rank], output_device=rank)\n",
         # a script that cannot start without CUDA, its moves already spelt with a device
         "import torch\n\n\ndef setup(rank):\n    torch.cuda.set_device(rank)\n\n\ndef main():\n    setup(0)\n"
         "    x = torch.zeros(8, device='cuda')\n\n\nif __name__ == '__main__':\n    main()\n",
@@ -331,13 +334,20 @@ class CudaCall(Rule):
             "if __name__ == '__main__':\n    if torch.cuda.is_available():\n"
             "        torch.cuda.set_device(0)\n    x = torch.zeros(8).to(device)\n",
         ),
-        Invalid(  # DistributedDataParallel given device_ids refuses a CPU module: the class is CUDA-only (XMem's trainer)
+        Invalid(  # DistributedDataParallel given device_ids (list or tuple) refuses a CPU module: reported, not rewritten
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\n\n"
+            "def wrap(net, rank):\n    return DDP(net.cuda(rank), device_ids=(rank,))\n",
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\n\n"
+            "def wrap(net, rank):\n    return DDP(net.cuda(rank), device_ids=(rank,))\n",
+        ),
+        Invalid(  # the same marks the other methods of its class (XMem's trainer)
             "import torch\nfrom torch import nn\n\n\nclass Trainer:\n    def __init__(self, net, rank):\n"
             "        self.net = nn.parallel.DistributedDataParallel(net.cuda(), device_ids=[rank], output_device=rank)\n\n"
             "    def do_pass(self, data):\n        return self.net(data.cuda(non_blocking=True))\n",
             "import torch\nfrom torch import nn\n\n\nclass Trainer:\n    def __init__(self, net, rank):\n"
             "        self.net = nn.parallel.DistributedDataParallel(net.cuda(), device_ids=[rank], output_device=rank)\n\n"
             "    def do_pass(self, data):\n        return self.net(data.cuda(non_blocking=True))\n",
+            count=2,
         ),
         Invalid(  # without device_ids DDP takes a CPU module (gloo): rewritten
             "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\n\n"
