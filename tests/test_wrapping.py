@@ -430,3 +430,16 @@ def test_lines_aligned_with_a_bracket_the_fix_moves_move_with_it():
 def test_lines_not_aligned_with_the_moved_bracket_keep_their_indentation():
     source = ALIGNED.replace("                                             heads", "            heads")
     assert "Parameter(torch.empty(in_channels,\n            heads * out_channels))\n" in fix_source(source)
+
+
+def test_rows_aligned_with_the_data_of_a_rewritten_constructor_move_with_it():
+    """#17 class F (crnn.pytorch checkOneHot): ``torch.FloatTensor([[...],`` over rows aligned
+    with its ``[`` becomes ``torch.tensor(``, five columns to the left: the rows follow."""
+    source = (
+        "import torch\n\n\ndef f():\n    target = torch.FloatTensor([[[0, 1, 0, 0], [0, 0, 1, 0]],\n"
+        "                                [[0, 1, 0, 0], [0, 0, 1, 0]]])\n    return target\n"
+    )
+    assert fix_source(source) == (
+        "import torch\n\n\ndef f():\n    target = torch.tensor([[[0, 1, 0, 0], [0, 0, 1, 0]],\n"
+        "                           [[0, 1, 0, 0], [0, 0, 1, 0]]], dtype=torch.float32)\n    return target\n"
+    )

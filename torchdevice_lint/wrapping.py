@@ -168,7 +168,8 @@ def _indent(line: str) -> int:
 
 def _open_at_end(rows: dict[int, _Row], number: int) -> list[tuple[int, int]]:
     """(column, row it closes on) of each bracket opened on row ``number`` that is still open
-    at its end and has a token after it on the row (continuation lines may be aligned with it)."""
+    at its end and has a token after it on the row (continuation lines may be aligned with it),
+    but not one whose first token is the next such bracket (``([``: the rows align with that)."""
     row = rows.get(number)
     if row is None or row.spans_rows:
         return []
@@ -182,8 +183,11 @@ def _open_at_end(rows: dict[int, _Row], number: int) -> list[tuple[int, int]]:
     found = []
     for depth, (index, column) in enumerate(stack):
         following = [token for token in tokens[index + 1 :] if token.type != tokenize.COMMENT]
-        if not following or following[0].string in OPENING and depth + 1 < len(stack) and stack[depth + 1][0] == index + 1:
+        if not following:
             return []
+        if following[0].string in OPENING and depth + 1 < len(stack) and stack[depth + 1][0] == index + 1:
+            # ``FloatTensor([[0, 1],`` over ``[1, 0]])``: rows align with the bracket it holds
+            continue
         close = _closing_row(rows, number, row.depth + depth + 1)
         if close is None:
             return []
