@@ -353,3 +353,25 @@ def test_a_self_switch_device_needed_twice_in_a_method_is_bound_once():
         "    def encode(self, a, b):\n        device = torch.device(\"cuda\" if self.gpu_ids else \"cpu\")\n"
         "        a = self.prep(a.to(device))\n        return a, b.to(device)\n"
     ) in fixed
+
+
+@pytest.mark.parametrize(
+    ("cpu_label", "gpu_label", "kept"),
+    [
+        ("    print('=> Testing CPU...')\n", "    print('=> Testing GPU...')\n", True),
+        ("    # test on CPU\n", "    # test on CUDA\n", True),
+        ("", "    print('=> Testing GPU...')\n", False),  # no CPU run before it: an ordinary script
+        ("    print('=> Testing CPU...')\n", "    print('CPU vs GPU')\n", False),  # no one device named
+    ],
+)
+def test_a_gpu_section_after_a_cpu_one_keeps_its_cuda_calls(cpu_label, gpu_label, kept):
+    """#17 class 12 (temporal-shift-module's self-test): a section labelled as the GPU run after
+    one labelled as the CPU run is reported, not moved to the portable device (which would run
+    the CPU test again under the GPU label)."""
+    source = (
+        "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n    net = nn.Linear(4, 4)\n"
+        f"{cpu_label}    y1 = net(torch.rand(2, 4))\n{gpu_label}"
+        "    with torch.no_grad():\n        y2 = net.cuda()(torch.rand(2, 4).cuda())\n"
+    )
+    assert (fix_source(source) == source) is kept
+    assert len([f for f in lint_source(source) if f.code == "TDL001"]) == 2

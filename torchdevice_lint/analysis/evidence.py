@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import Optional
+from typing import Optional, Sequence
 
 import libcst as cst
 
@@ -191,6 +191,45 @@ def is_expected_error_block(call: cst.Call) -> bool:
     func = call.func
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
     return name in ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp")
+
+
+def in_gpu_labelled_section(ancestors: Sequence[cst.CSTNode]) -> bool:
+    """After a statement that labels what follows as the GPU run (``print('=> Testing GPU...')``,
+    a ``# GPU test`` comment) in a block that labelled an earlier section as the CPU run: the
+    section repeats the CPU one on the GPU on purpose (temporal-shift-module's self-test), and
+    moved to the portable device it would run the CPU test again under its GPU label."""
+    for index in range(len(ancestors) - 1, -1, -1):
+        block = ancestors[index]
+        if type(block) is not cst.IndentedBlock and type(block) is not cst.Module:
+            continue
+        on_path = ancestors[index + 1] if index + 1 < len(ancestors) else None
+        labels: list[str] = []
+        for statement in block.body:
+            labels += _section_labels(statement, printed=statement is not on_path)
+            if statement is on_path:
+                break
+        if labels and labels[-1] == "gpu" and "cpu" in labels:
+            return True
+    return False
+
+
+def _section_labels(statement: cst.CSTNode, printed: bool) -> list[str]:
+    """"cpu" or "gpu" for each comment above ``statement`` naming one device, then for
+    ``statement`` itself when it prints a string naming one (and ``printed``)."""
+    texts = [line.comment.value for line in getattr(statement, "leading_lines", ()) if line.comment is not None]
+    if printed and type(statement) is cst.SimpleStatementLine and len(statement.body) == 1:
+        call = statement.body[0].value if type(statement.body[0]) is cst.Expr else None
+        if type(call) is cst.Call and type(call.func) is cst.Name and call.func.value == "print" and call.args:
+            first = call.args[0].value
+            if isinstance(first, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+                texts.append(cst.Module([]).code_for_node(first))
+    labels = []
+    for text in texts:
+        lowered = text.lower()
+        gpu, cpu = "gpu" in lowered or "cuda" in lowered, "cpu" in lowered
+        if gpu != cpu:
+            labels.append("gpu" if gpu else "cpu")
+    return labels
 
 
 def is_type_test(test: cst.BaseExpression) -> bool:

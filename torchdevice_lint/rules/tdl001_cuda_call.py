@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.binding import DeviceChoice
+from torchdevice_lint.analysis.evidence import in_gpu_labelled_section
 from torchdevice_lint.analysis.guards import (
     in_code_named_for_cuda,
     in_cuda_only_test,
@@ -243,8 +244,21 @@ class CudaCall(Rule):
         "def timed(model, x):\n    y = model(x.cuda())\n    torch.cuda.synchronize()\n    return y\n",
         "import torch\nimport triton\n\n\n@triton.jit\ndef _kernel(x_ptr):\n    pass\n\n\n"
         "def test_kernel():\n    x = torch.randn(8).cuda()\n    assert fast_op(x).shape == x.shape",
+        # a self-test's second section on whichever device there is, labelled as such
+        "import torch\nfrom torch import nn\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
+        "if __name__ == '__main__':\n    net = nn.Linear(4, 4)\n    print('=> Testing CPU...')\n    y1 = net(torch.rand(2, 4))\n"
+        "    print(f'=> Testing {device}...')\n    net.to(device)\n    y2 = net(torch.rand(2, 4, device=device))\n",
     )
     invalid = (
+        Invalid(  # a self-test's GPU section repeating its CPU one: reported, not rewritten (temporal-shift-module)
+            "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n    net = nn.Linear(4, 4)\n"
+            "    print('=> Testing CPU...')\n    y1 = net(torch.rand(2, 4))\n"
+            "    print('=> Testing GPU...')\n    net.cuda()\n    y2 = net(torch.rand(2, 4).cuda())\n",
+            "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n    net = nn.Linear(4, 4)\n"
+            "    print('=> Testing CPU...')\n    y1 = net(torch.rand(2, 4))\n"
+            "    print('=> Testing GPU...')\n    net.cuda()\n    y2 = net(torch.rand(2, 4).cuda())\n",
+            count=2,
+        ),
         Invalid(  # a loop only writing numbers into the moved tensor meets nothing: the use after it does (self-critical)
             "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\nclass M(nn.Module):\n"
             "    def sample(self, it, n):\n        logprobs = F.log_softmax(self.proj(it), dim=-1)\n"
@@ -760,6 +774,7 @@ class CudaCall(Rule):
             under_device_check(self.analysis.module, ancestors)
             or in_code_named_for_cuda(ancestors)
             or self.analysis.beside_cuda_only_code(ancestors)
+            or in_gpu_labelled_section(ancestors)
         ):
             self.report(node)  # taken only with CUDA (a guard, a `ToGPU` class): `.to(device)` changes nothing
             return
