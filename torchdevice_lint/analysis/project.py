@@ -219,7 +219,7 @@ def scan(text: str) -> FileFacts:
         frozenset(top_level_imports.values()),
         _cuda_extensions(text) if "CUDAExtension" in text else frozenset(),
         _host_only_inputs(text, class_spans) if "def forward" in text else {},
-        _refuses_cpu(text, tops) if "cuda" in text else frozenset(),
+        _refuses_cpu(text, tops) if "is_cuda" in text or "device.type" in text else frozenset(),
     )
 
 
@@ -230,7 +230,7 @@ def _refuses_cpu(text: str, tops: list[int]) -> frozenset[str]:
     for match in re.finditer(r"^(?:def|class)[ \t]+(\w+)", text, re.MULTILINE):
         spans[match.group(1)] = (match.start(), _next_top(tops, match.end()))
     found: set[str] = set()
-    for refusal in _REFUSES_CPU.finditer(text):
+    for refusal in _lines_matching(text, _REFUSES_CPU, ("is_cuda", "device.type")):
         for name, (start, end) in spans.items():
             if start <= refusal.start() < end:
                 if text.startswith("class", start):  # only in the method that every use runs
@@ -500,7 +500,7 @@ def _imports_with_fallback(text: str) -> dict[str, str]:
     binds something else (``cupy = None``) or imports another module (a CPU twin) leaves the
     import optional. Local name -> what the ``try`` imports."""
     found: dict[str, str] = {}
-    for block in _TRY.finditer(text):
+    for block in _lines_matching(text, _TRY, ("try:", "try :")):
         tried = _block_imports(block.group(1))
         if not tried:
             continue
@@ -513,6 +513,18 @@ def _imports_with_fallback(text: str) -> dict[str, str]:
         ):
             found.update(tried)
     return found
+
+
+def _lines_matching(text: str, pattern: re.Pattern, words: tuple[str, ...]) -> list[re.Match]:
+    """``pattern``'s matches at the starts of the lines holding one of ``words`` (cheaper than
+    trying a line-anchored pattern at every line of a long file)."""
+    starts = set()
+    for word in words:
+        at = text.find(word)
+        while at >= 0:
+            starts.add(text.rfind("\n", 0, at) + 1)
+            at = text.find(word, at + len(word))
+    return [match for match in (pattern.match(text, start) for start in sorted(starts)) if match]
 
 
 def _block_imports(body: str) -> Optional[dict[str, str]]:
