@@ -890,6 +890,10 @@ def test_scan_reads_what_refuses_tensors_off_cuda():
             return _Corr.apply(one, two)
 
 
+        corr_function = _Corr.apply
+        other = torch.add
+
+
         class Corr(torch.nn.Module):
             def forward(self, one, two):
                 return corr(one, two)
@@ -921,15 +925,16 @@ def test_scan_reads_what_refuses_tensors_off_cuda():
             def forward(self, x):
                 return self.cuda_path(x) if x.is_cuda else x
         """))
-    assert facts.refuses_cpu == frozenset({"_Corr", "corr", "Corr", "shift"})
-    assert facts.as_json()[-1] == ["Corr", "_Corr", "corr", "shift"]  # in the cache key
+    assert facts.refuses_cpu == frozenset({"_Corr", "corr", "corr_function", "Corr", "shift"})
+    assert facts.as_json()[-1] == ["Corr", "_Corr", "corr", "corr_function", "shift"]  # in the cache key
 
 
 def test_a_script_using_a_project_function_that_refuses_the_cpu_is_cuda_only(tmp_path):
     """pytorch-pwc: run.py imports the correlation module in ``try: from .correlation import
     correlation`` / ``except: sys.path.insert(0, './correlation'); import correlation`` (the same
     module either way), whose autograd Function imports CuPy and asserts ``one.is_cuda``; the
-    network calls it. Its moves are CUDA-only: not rewritten. An import with a real CPU twin, one
+    network calls it. Its moves are CUDA-only: not rewritten (left alone when the module imports
+    CuPy, reported without a fix when only its asserts say so). An import with a real CPU twin, one
     that may fail (``= None``), and a function of the module that does not refuse the CPU are not."""
     corr = """\
         import torch
@@ -990,9 +995,18 @@ def test_a_script_using_a_project_function_that_refuses_the_cpu_is_cuda_only(tmp
         path = tmp_path / name
         return Linter().fix(path.read_text(), project=index, path=str(path)).source
 
+    def moves(name):
+        path = tmp_path / name
+        found = lint_source(path.read_text(), Settings(select=("TDL001",)), project=index, filename=str(path))
+        return [finding.fixable for finding in found]
+
+    assert view_of(tmp_path, "same_module_either_way.py").needs_cuda  # imports the CuPy module: left alone
+    assert moves("same_module_either_way.py") == []
+    for name in ("module_import.py", "name_import.py"):  # read from an assert: reported, without a fix
+        assert view_of(tmp_path, name).uses_cuda_only_code and not view_of(tmp_path, name).needs_cuda, name
+        assert moves(name) == [False, False, False], name
     for name in ("module_import.py", "name_import.py", "same_module_either_way.py"):
-        assert view_of(tmp_path, name).needs_cuda, name
         assert fixed(name) == (tmp_path / name).read_text(), name
     for name in ("cpu_twin.py", "optional.py", "other_function.py"):
-        assert not view_of(tmp_path, name).needs_cuda, name
+        assert not view_of(tmp_path, name).needs_cuda and not view_of(tmp_path, name).uses_cuda_only_code, name
         assert "net = Net().to(device)" in fixed(name), name

@@ -112,8 +112,9 @@ class FileAnalysis:
 
     def beside_cuda_only_code(self, ancestors: Sequence[cst.CSTNode]) -> bool:
         """Whether the code at the end of ``ancestors`` only runs with code that waits for the
-        GPU (`guards.beside_cuda_only_code`): its findings stay reported, without a fix."""
-        if self._process_needs_cuda:
+        GPU (`guards.beside_cuda_only_code`), or in a module using project code that refuses
+        tensors off CUDA (`ProjectView.uses_cuda_only_code`): its findings stay reported, without a fix."""
+        if self._process_needs_cuda or self.project.uses_cuda_only_code:
             return True
         functions = self._beside_cuda_only
         return bool(functions) and any(node in functions for node in ancestors if isinstance(node, cst.FunctionDef))

@@ -143,7 +143,8 @@ class FileFacts:
     host_only_inputs: dict[str, tuple[int, ...]] = field(default_factory=dict)
     #: Top-level functions and classes that refuse tensors off CUDA: a function, or a class's
     #: ``forward``, that asserts ``x.is_cuda`` or raises when ``not x.is_cuda`` (a CuPy or compiled
-    #: kernel), and those of the file that call one without choosing by device (``Function.apply``).
+    #: kernel), those of the file that call one without choosing by device (``Function.apply``), and
+    #: module-level aliases of one (``deform_conv = DeformConvFunction.apply``).
     refuses_cpu: frozenset[str] = frozenset()
 
     def as_json(self) -> list:
@@ -239,8 +240,9 @@ def _refuses_cpu(text: str, tops: list[int]) -> frozenset[str]:
                         break
                 found.add(name)
                 break
-    while found:  # the file's callers that do not choose by device
-        calls = re.compile(rf"\b(?:{'|'.join(sorted(found))})(?:\.apply)?[ \t]*\(")
+    while found:  # the file's callers that do not choose by device, and its aliases (``f = Function.apply``)
+        names = "|".join(sorted(found))
+        calls = re.compile(rf"\b(?:{names})(?:\.apply)?[ \t]*\(")
         more = {
             name
             for name, (start, end) in spans.items()
@@ -248,6 +250,8 @@ def _refuses_cpu(text: str, tops: list[int]) -> frozenset[str]:
             and calls.search(text, start, end)
             and not _CHOOSES_BY_DEVICE.search(text, start, end)
         }
+        aliases = re.finditer(rf"^(\w+)[ \t]*=[ \t]*(?:{names})(?:\.apply)?[ \t]*(?:#[^\n]*)?$", text, re.MULTILINE)
+        more |= {alias.group(1) for alias in aliases} - found
         if not more:
             break
         found |= more
@@ -716,15 +720,26 @@ class ProjectView:
     def needs_cuda(self) -> bool:
         """The file is built on CUDA-only libraries: it imports Triton, TensorRT, PyCUDA or CuPy
         at module level, or imports there a module of the project that does (unsloth's MoE
-        tests, benchmark and autotuner import the Triton kernels' tuning module), or uses there
-        what a module of the project defines to refuse tensors off CUDA (`FileFacts.refuses_cpu`:
-        ``from .ops import corr``, or ``import ops`` and ``ops.corr(...)``). One step only:
+        tests, benchmark and autotuner import the Triton kernels' tuning module). One step only:
         a package importing such a module somewhere below it is not CUDA-only for that."""
         if self._built_on_cuda(self.path):
             return True
         for imported in self._own.top_level_imports:
             module = self._module_file(self.path, imported)
-            if module is not None and (self._built_on_cuda(module[0]) or self._uses_refusing(imported, *module)):
+            if module is not None and self._built_on_cuda(module[0]):
+                return True
+        return False
+
+    @functools.cached_property
+    def uses_cuda_only_code(self) -> bool:
+        """The file uses, from a module of the project it imports at module level, a function or
+        class that refuses tensors off CUDA (`FileFacts.refuses_cpu`: ``from .ops import corr``,
+        or ``import ops`` and ``ops.corr(...)``; pytorch-pwc's correlation layer). One step only.
+        Read from asserts and raises, not from an import that cannot load without CUDA: its
+        moves stay reported, without a fix, rather than left alone as `needs_cuda`'s."""
+        for imported in self._own.top_level_imports:
+            module = self._module_file(self.path, imported)
+            if module is not None and self._uses_refusing(imported, *module):
                 return True
         return False
 

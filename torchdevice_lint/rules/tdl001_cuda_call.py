@@ -40,11 +40,11 @@ class CudaCall(Rule):
     start without CUDA: on its default path (top-level code, the `__main__` block, a function it
     calls) it calls `init_process_group(backend="nccl")`, `torch.cuda.set_device`,
     `torch.cuda.current_device`, `torch.cuda.synchronize()` or such a `DistributedDataParallel`
-    outside a device check. A module is also CUDA-only when it uses a function or class of a project module it imports at
-    module level (or in a `try:` whose `except` imports the same module another way) that refuses
-    tensors off CUDA: a function, or a class's `forward`, that asserts `x.is_cuda` or raises when
-    `not x.is_cuda` (a CuPy kernel's autograd Function), or one of that module calling such code
-    without choosing by device.
+    outside a device check. So, too, is a module using a function or class, of a project module it
+    imports at module level, that refuses tensors off CUDA: a function, or a class's `forward`,
+    that asserts `x.is_cuda` or raises when `not x.is_cuda`, or one of that module calling such
+    code without choosing by device. An import at module level may sit in a `try:` whose `except`
+    imports the same module another way (`from .ops import corr` / `import corr`).
 
     ## Why is this bad?
     `.cuda()` only works where PyTorch was built with CUDA and a GPU is present. On a laptop,
