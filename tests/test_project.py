@@ -982,6 +982,9 @@ def test_a_script_using_a_project_function_that_refuses_the_cpu_is_cuda_only(tmp
             imports="try:\n    from .cupy_corr import corr\nexcept:\n    sys.path.insert(0, './cupy_corr'); import corr",
             call="corr.corr",
         ),
+        "module_either_way.py": user.format(
+            imports="try:\n    from . import corr\nexcept ImportError:\n    import corr", call="corr.corr"
+        ),
         "cpu_twin.py": user.format(
             imports="try:\n    from cupy_corr.corr import corr\nexcept ImportError:\n    from cpu_corr import corr",
             call="corr",
@@ -1002,7 +1005,7 @@ def test_a_script_using_a_project_function_that_refuses_the_cpu_is_cuda_only(tmp
 
     assert view_of(tmp_path, "same_module_either_way.py").needs_cuda  # imports the CuPy module: left alone
     assert moves("same_module_either_way.py") == []
-    for name in ("module_import.py", "name_import.py"):  # read from an assert: reported, without a fix
+    for name in ("module_import.py", "name_import.py", "module_either_way.py"):  # read from an assert: reported, no fix
         assert view_of(tmp_path, name).uses_cuda_only_code and not view_of(tmp_path, name).needs_cuda, name
         assert moves(name) == [False, False, False], name
     for name in ("module_import.py", "name_import.py", "same_module_either_way.py"):

@@ -485,7 +485,9 @@ def _imports(text: str) -> tuple[dict[str, str], dict[str, str]]:
             if at_top:
                 top_level[local] = target
     if "\ntry" in text or text.startswith("try"):
-        top_level.update(_imports_with_fallback(text))
+        fallback = _imports_with_fallback(text)
+        top_level.update(fallback)
+        imports.update(fallback)  # the ``try`` side, not what the ``except`` wrote over it
     return imports, top_level
 
 
