@@ -356,6 +356,28 @@ def test_a_self_switch_device_needed_twice_in_a_method_is_bound_once():
 
 
 @pytest.mark.parametrize(
+    ("shift", "device"),
+    [
+        ("flipped[:, 1:] = flipped.clone()[:, :-1]", "output.device"),  # its own items: meets nothing
+        ("flipped[:, 1:] = other[:, :-1]", "device"),  # another's items: the tensor it meets is unknown
+    ],
+)
+def test_a_model_output_round_tripped_through_numpy_takes_the_device_of_the_output_it_meets(shift, device):
+    """#17 class A(c) (human-pose-estimation/HRNet flip test): ``output = model(input)``, used
+    as a tensor (``output.cpu().numpy()``), is the device the flipped output moved back from
+    NumPy meets in ``(output + flipped) * 0.5``, past an ``if`` that only shifts the flipped
+    output's own items."""
+    source = (
+        "import numpy as np\nimport torch\n\n\ndef validate(model, loader, shift, other):\n    for x in loader:\n"
+        "        output = model(x)\n        flipped = np.flip(model(x.flip(3)).cpu().numpy(), 3)\n"
+        "        flipped = torch.from_numpy(flipped.copy()).cuda()\n"
+        f"        if shift:\n            {shift}\n"
+        "        output = (output + flipped) * 0.5\n        print(output.cpu().numpy())\n"
+    )
+    assert f"        flipped = torch.from_numpy(flipped.copy()).to({device})\n" in fix_source(source)
+
+
+@pytest.mark.parametrize(
     ("cpu_label", "gpu_label", "kept"),
     [
         ("    print('=> Testing CPU...')\n", "    print('=> Testing GPU...')\n", True),

@@ -307,6 +307,7 @@ class FunctionBody:
     def __init__(self, function: cst.FunctionDef) -> None:
         self.function = function
         self._used_as_tensors: dict[bool, set[str]] = {}
+        self._bound_to_used: Optional[frozenset[cst.Call]] = None
 
     @cached_property
     def nodes(self) -> list[cst.CSTNode]:
@@ -328,6 +329,13 @@ class FunctionBody:
     @cached_property
     def calls_bound_to_tensors(self) -> frozenset[cst.Call]:
         return calls_bound_to_tensors(self.nodes, self.shown_as_tensors)
+
+    def calls_bound_to_used_tensors(self, imports: ImportTable) -> frozenset[cst.Call]:
+        """`calls_bound_to_tensors` for the names `used_as_tensors` (strictly): ``output =
+        model(input)`` then ``output.cpu().numpy()``."""
+        if self._bound_to_used is None:
+            self._bound_to_used = calls_bound_to_tensors(self.nodes, self.used_as_tensors(imports, lenient=False))
+        return self._bound_to_used
 
     @cached_property
     def indexed_parameter(self) -> Optional[int]:

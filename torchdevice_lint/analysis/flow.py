@@ -821,6 +821,9 @@ class FlowAnalysis:
                 return self._returned_by(helper, scope, argument_values)
         if callee.kind is Kind.MODULE:
             return self._evaluate_module_call(node, callee, argument_values)
+        function = self._body
+        if function is not None and node in self.body_of(function).calls_bound_to_used_tensors(self.imports):
+            return Value(Kind.TENSOR)  # ``output = model(input)``, then ``output.cpu().numpy()``
         return UNKNOWN
 
     def _evaluate_library_call(self, node, qualified, argument_values, scope) -> Value:

@@ -136,11 +136,16 @@ def _number_literal(node: cst.BaseExpression) -> bool:
 def _only_fills_in(
     statement: cst.CSTNode, name: str, uses: Sequence[tuple[cst.Name, list[cst.CSTNode]]]
 ) -> bool:
-    """A loop whose every use of ``name`` writes a number into an item of it (``mask[i, j] +=
-    1``, ``mask[i] = 0``): the tensor meets no other there, and keeps its device and name."""
-    if not isinstance(statement, (cst.For, cst.While)):
+    """A loop or an ``if`` whose every use of ``name`` writes into an item of it a number
+    (``mask[i, j] += 1``, ``mask[i] = 0``) or its own items (``flipped[:, 1:] =
+    flipped.clone()[:, :-1]``, a shifted heatmap): the tensor meets no other there, and keeps
+    its device and name."""
+    if not isinstance(statement, (cst.For, cst.While, cst.If)):
         return False
+    own_reads: set[cst.Name] = set()
     for use, path in uses:
+        if use in own_reads:
+            continue
         subscript, above, assign = (path[-1], path[-2], path[-3]) if len(path) >= 3 else (None, None, None)
         if not (isinstance(subscript, cst.Subscript) and subscript.value is use):
             return False
@@ -150,9 +155,20 @@ def _only_fills_in(
             value = assign.value
         else:
             return False
-        if not _number_literal(value):
+        if _number_literal(value):
+            continue
+        reads = _read_names(value)
+        if not reads or any(read.value != name for read in reads):
             return False
+        own_reads.update(reads)
     return True
+
+
+def _read_names(expression: cst.BaseExpression) -> list[cst.Name]:
+    """The names ``expression`` reads (not attribute or keyword names)."""
+    skipped = {id(node.attr) for node in walk(expression) if isinstance(node, cst.Attribute)}
+    skipped |= {id(node.keyword) for node in walk(expression) if isinstance(node, cst.Arg) and node.keyword is not None}
+    return [node for node in walk(expression) if isinstance(node, cst.Name) and id(node) not in skipped]
 
 
 def bound_names(statement: cst.CSTNode) -> frozenset[str]:
