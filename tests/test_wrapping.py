@@ -443,3 +443,18 @@ def test_rows_aligned_with_the_data_of_a_rewritten_constructor_move_with_it():
         "import torch\n\n\ndef f():\n    target = torch.tensor([[[0, 1, 0, 0], [0, 0, 1, 0]],\n"
         "                           [[0, 1, 0, 0], [0, 0, 1, 0]]], dtype=torch.float32)\n    return target\n"
     )
+
+
+def test_whole_numbers_that_would_push_the_line_past_88_keep_their_form_with_a_dtype():
+    """#17 8a note (reid-strong-baseline center_loss.py): ``torch.Tensor([16 whole numbers])``
+    written as floats went past 88 columns, and the layout put one number per line (20 lines);
+    with ``dtype=torch.get_default_dtype()`` the layout splits the arguments. A short list
+    still becomes floats."""
+    numbers = "0, 1, 2, 3, 2, 3, 1, 4, 5, 3, 2, 1, 0, 0, 5, 4"
+    source = f"import torch\n\n\ndef f():\n    if True:\n        return torch.Tensor([{numbers}]).sum()\n"
+    assert fix_source(source) == (
+        "import torch\n\n\ndef f():\n    if True:\n        return torch.tensor(\n"
+        f"            [{numbers}],\n            dtype=torch.get_default_dtype(),\n        ).sum()\n"
+    )
+    short = "import torch\n\n\ndef f():\n    return torch.Tensor([0, 1]).sum()\n"
+    assert fix_source(short) == short.replace("torch.Tensor([0, 1])", "torch.tensor([0.0, 1.0])")

@@ -11,6 +11,7 @@ from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import append_argument, argument, expression
 from torchdevice_lint.rules.tdl003_factory_without_device import cpu_chosen
+from torchdevice_lint.wrapping import UNCONFIGURED_LINE_LENGTH
 
 #: Methods whose result is a size: ``x.size()``, ``x.size(0)``, ``x.numel()``, ``x.dim()``, and
 #: ``x.item()``, a Python number, which the constructors take as a size as ``torch.empty`` does.
@@ -313,6 +314,8 @@ class LegacyConstructor(Rule):
             floats = _as_float_data(arguments[0]) if dtype is None else None
             if floats is not None and floats is not arguments[0] and self._cast_right_away(node, arguments[0]):
                 pass  # whole numbers cast at once (`.long()`): floats first would change nothing
+            elif floats is not None and floats is not arguments[0] and self._past_the_line_length(arguments[0], floats):
+                dtype = "torch.get_default_dtype()"  # a layout splits the arguments, not the list (20 lines for 16 numbers)
             elif floats is not None:
                 data_args = [node.args[0].with_changes(value=floats)]
             elif dtype is None:
@@ -394,6 +397,20 @@ class LegacyConstructor(Rule):
             if isinstance(outer, cst.Call):
                 target = outer
         return self.analysis.tensor_argument_behind(functions[0], target)
+
+    def _past_the_line_length(self, data: cst.BaseExpression, floats: cst.BaseExpression) -> bool:
+        """Whether writing ``data`` as ``floats`` pushes its one-line statement past
+        `UNCONFIGURED_LINE_LENGTH` (reid-strong-baseline's ``torch.Tensor([16 whole numbers])``)."""
+        statement = self.context.statement()
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        module = self.analysis.module
+        text = module.code_for_node(statement.with_changes(leading_lines=())).rstrip("\r\n")
+        if "\n" in text:
+            return False
+        depth = sum(1 for ancestor in self.context.ancestors if isinstance(ancestor, cst.IndentedBlock))
+        added = len(module.code_for_node(floats)) - len(module.code_for_node(data))
+        return depth * len(module.default_indent) + len(text) + added > UNCONFIGURED_LINE_LENGTH
 
     def _cast_right_away(self, node: cst.Call, data: cst.BaseExpression) -> bool:
         """The new tensor's dtype is replaced at once (``torch.Tensor([10, 5]).to(device).long()``,
