@@ -166,3 +166,29 @@ def test_a_scalar_index_is_built_from_slice_bounds(index, scalar):
     assert isinstance(function, cst.FunctionDef)
     assert slice_bound_names(body_nodes(function)) == {"n"}
     assert is_scalar_index(cst.parse_expression(index), {"n"}) is scalar
+
+
+@pytest.mark.parametrize(
+    ("call", "given"),
+    [
+        ("self.m(a, b)", "b"),
+        ("self.m(a, t=b)", "b"),
+        ("self.m(*a, t=b)", "b"),  # by keyword: whatever *a holds
+        ("self.m(*a)", None),
+        ("self.m(a, **k)", None),
+        ("self.m(a)", None),
+    ],
+)
+def test_the_argument_a_method_call_gives_for_a_parameter(call, given):
+    """`_arguments_given`, read by `_given_cpu_factories` and `_given_only_own_state`."""
+    from torchdevice_lint.analysis import _arguments_given
+
+    owner = cst.parse_module(f"class C:\n    def m(self, s, t):\n        pass\n\n    def n(self, a, b):\n        {call}\n").body[0]
+    assert isinstance(owner, cst.ClassDef)
+    method = owner.body.body[0]
+    assert isinstance(method, cst.FunctionDef)
+    found = _arguments_given(owner, method, "t")
+    assert (None if found is None else [cst.Module([]).code_for_node(value) for _, value in found]) == (
+        None if given is None else [given]
+    )
+    assert _arguments_given(owner, method, "self") is None and _arguments_given(owner, method, "x") is None

@@ -294,23 +294,8 @@ class FileAnalysis:
         """Every call of ``body`` in its class (``self.compute_rope_freqs(rope_freq, t)``) passes
         a CPU factory tensor for ``parameter``: the tensor met there is on the CPU too (NeMo's
         llama4 RoPE tables, built in ``__init__`` and moved with ``.cuda()`` at the end)."""
-        params = [param.name.value for param in body.params.params]
-        if parameter not in params:
-            return False
-        position = params.index(parameter)
-        given = []
-        for node in walk(owner):
-            if not (isinstance(node, cst.Call) and self_attribute(node.func) == body.name.value):
-                continue
-            positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
-            named = [arg for arg in node.args if arg.keyword is not None and arg.keyword.value == parameter]
-            if any(arg.star for arg in node.args):
-                return False
-            arg = named[0] if named else positional[position - 1] if 0 < position <= len(positional) else None
-            if arg is None:
-                return False
-            given.append(self.flow.values.get(arg.value, UNKNOWN).is_cpu_factory_tensor)
-        return bool(given) and all(given)
+        given = _arguments_given(owner, body, parameter) if parameter is not None else None
+        return bool(given) and all(self.flow.values.get(arg, UNKNOWN).is_cpu_factory_tensor for _, arg in given or ())
 
     def _moved_before_every_call(self, owner: cst.ClassDef, body: cst.FunctionDef, origin: cst.Call) -> bool:
         """Every call of ``body`` in its class (``self._batch_get_variance(t, prev_t)``) comes
@@ -511,30 +496,46 @@ def _root_name(node: cst.BaseExpression) -> Optional[str]:
 _NUMBER_BUILTINS = frozenset({"range", "len", "int", "float", "slice"})
 
 
+def _arguments_given(
+    within: cst.CSTNode, body: cst.FunctionDef, parameter: str
+) -> Optional[list[tuple[cst.Call, cst.BaseExpression]]]:
+    """Each call of the method ``body`` in ``within`` (``self.<body>(...)``) with what it passes
+    for ``parameter``; None where ``body`` takes no such parameter after its first one or a call
+    leaves it unread (``*args`` or ``**kwargs`` without it by keyword, too few arguments)."""
+    names = [p.name.value for p in body.params.params]
+    if parameter not in names[1:]:
+        return None
+    index = names.index(parameter) - 1
+    given = []
+    for node in walk(within):
+        if not (isinstance(node, cst.Call) and self_attribute(node.func) == body.name.value):
+            continue
+        value = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == parameter), None)
+        if value is None:
+            positional = [a for a in node.args if a.keyword is None]
+            if any(a.star for a in positional) or index >= len(positional):
+                return None
+            value = positional[index].value
+        given.append((node, value))
+    return given
+
+
 def _given_only_own_state(owner: cst.ClassDef, body: cst.FunctionDef, parameter: str) -> bool:
     """``body`` is private (``_select_within``) and every call of it in the class passes, for
     ``parameter``, the object's own state (``self._group_index[key]``) or that same parameter
     (a recursive call): the tensor it meets never comes from the caller."""
     if not body.name.value.startswith("_") or body.name.value.startswith("__"):
         return False
-    names = [p.name.value for p in body.params.params]
-    if parameter not in names or not names or names[0] != "self":
+    params = body.params.params
+    given = _arguments_given(owner.body, body, parameter) if params and params[0].name.value == "self" else None
+    if given is None:
         return False
-    index = names.index(parameter) - 1
     called = False
-    for node in walk(owner.body):
-        if not (isinstance(node, cst.Call) and self_attribute(node.func) == body.name.value):
-            continue
-        given = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == parameter), None)
-        if given is None:
-            positional = [a for a in node.args if a.keyword is None]
-            if any(a.star for a in positional) or index >= len(positional):
-                return False
-            given = positional[index].value
+    for node, value in given:
         within = any(node is n for n in walk(body.body))
-        if within and isinstance(given, cst.Name) and given.value == parameter:
+        if within and isinstance(value, cst.Name) and value.value == parameter:
             continue  # recursion: the same tensor
-        root = given
+        root = value
         while isinstance(root, (cst.Subscript, cst.Attribute)) and self_attribute(root) is None:
             root = root.value
         if self_attribute(root) is None:

@@ -72,14 +72,14 @@ def can_bind_once(function: cst.FunctionDef, test: cst.BaseExpression, name: str
     if "self" in roots and function.name.value == "__init__":
         return False
     switches = {dotted for node in walk(test) if (dotted := _dotted(node)) is not None and "." in dotted}
-    if name in _names_in(function.body):
+    nodes = list(walk(function.body))  # nested functions included
+    if name in _names_among(nodes):
         return False  # the name is taken (a local, a global it reads, a nested function's)
-    for node in walk(function.body):
+    for node in nodes:
         if isinstance(node, cst.Global) and any(item.name.value in roots for item in node.names):
             return False
         if any(isinstance(target, cst.Name) and target.value in roots for target in bound_targets(node)):
             return False
-    for node in walk(function.body):
         if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             targets = node.targets if isinstance(node, cst.Assign) else [node]
             for target in targets:
@@ -96,7 +96,11 @@ def can_bind_once(function: cst.FunctionDef, test: cst.BaseExpression, name: str
 def _names_in(node: cst.CSTNode) -> set[str]:
     """The variable names ``node`` reads or binds: not attribute names (``torch.device``) nor
     keywords (``device=...``)."""
-    nodes = list(walk(node))
+    return _names_among(list(walk(node)))
+
+
+def _names_among(nodes: list[cst.CSTNode]) -> set[str]:
+    """`_names_in` of the tree whose every node ``nodes`` lists."""
     skipped = {id(n.attr) for n in nodes if isinstance(n, cst.Attribute)}
     skipped |= {id(n.keyword) for n in nodes if isinstance(n, cst.Arg) and n.keyword is not None}
     return {n.value for n in nodes if isinstance(n, cst.Name) and id(n) not in skipped}

@@ -344,3 +344,10 @@ class FunctionBody:
     @cached_property
     def slice_bounds(self) -> set[str]:
         return slice_bound_names(self.nodes)
+
+    @cached_property
+    def returned_names(self) -> frozenset[str]:
+        """The names the function returns as they are (``return wrapper``)."""
+        return frozenset(
+            node.value.value for node in self.nodes if type(node) is cst.Return and type(node.value) is cst.Name
+        )

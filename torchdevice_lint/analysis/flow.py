@@ -211,8 +211,13 @@ class FlowAnalysis:
         )
         # A decorator's ``def wrapper(self, x)``, returned to replace a method (a forward wrapped
         # by ``@sliced_forward``): its input arrives as the method's does, on the caller's device.
+        parent = scope.parent.node if scope.parent is not None else None
         wrapper = bool(
-            owner is None and positional and positional[0].name.value == "self" and _returned_by_parent(function, scope)
+            owner is None
+            and positional
+            and positional[0].name.value == "self"
+            and isinstance(parent, cst.FunctionDef)
+            and function.name.value in self.body_of(parent).returned_names
         )
         is_method = bool(is_method or wrapper)
         inputs_on_device = autograd or wrapper or bool(
@@ -1229,14 +1234,3 @@ class FlowAnalysis:
             devices_in_play=self.touches_device,
         )
 
-
-def _returned_by_parent(function: cst.FunctionDef, scope: Scope) -> bool:
-    """``function`` is defined in another function that returns it by name (a decorator's wrapper)."""
-    parent = scope.parent.node if scope.parent is not None else None
-    if not isinstance(parent, cst.FunctionDef):
-        return False
-    name = function.name.value
-    return any(
-        isinstance(node, cst.Return) and isinstance(node.value, cst.Name) and node.value.value == name
-        for node in walk(parent.body)
-    )
