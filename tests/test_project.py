@@ -1013,3 +1013,20 @@ def test_a_script_using_a_project_function_that_refuses_the_cpu_is_cuda_only(tmp
     for name in ("cpu_twin.py", "optional.py", "other_function.py"):
         assert not view_of(tmp_path, name).needs_cuda and not view_of(tmp_path, name).uses_cuda_only_code, name
         assert "net = Net().to(device)" in fixed(name), name
+
+
+def test_a_module_level_try_without_except_is_scanned_in_linear_time(tmp_path):
+    """pytorch/rl examples/replay-buffers/recurrent_slice_sampler_pipeline.py: a top-level
+    ``try:`` ... ``finally:`` whose body is indented deeper held the scan for minutes (the block
+    pattern tried every split of each line's indentation before failing)."""
+    from torchdevice_lint.analysis.project import _imports_with_fallback
+
+    body = "".join(f"    for i in range({n}):\n            x = i  # deep\n\n" for n in range(40))
+    script = tmp_path / "script.py"
+    script.write_text(f"import torch\n\ntry:\n{body}finally:\n    pass\n")
+    code = f"from pathlib import Path\nfrom torchdevice_lint.analysis.project import scan\nscan(Path({str(script)!r}).read_text())\n"
+    root = Path(__file__).resolve().parent.parent
+    assert subprocess.run([sys.executable, "-c", code], timeout=30, cwd=root).returncode == 0
+    # the blank line inside a block still belongs to it
+    fallback = "try:\n    from . import corr\n\n    import util\nexcept ImportError:\n\n    import corr\n    import util\n"
+    assert _imports_with_fallback(fallback) == {"corr": ".corr", "util": "util"}
