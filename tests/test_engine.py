@@ -336,9 +336,21 @@ def test_the_bound_device_line_keeps_the_comments_and_blank_lines_where_they_wer
         fixed = linter.fix(source).source
         assert fixed == "import torch\n\n\ndef train(loader, use_cuda):\n" + fixed_head + moves.replace(".cuda()", ".to(device)"), head
         assert linter.fix(fixed).applied == 0
-    # a site in a parameter's default runs before any line of the body: nothing bound there
-    source = "import torch\n\n\ndef f(x, use_cuda, y=torch.zeros(2).cuda()):\n    z = x.cuda()\n    return z + y.cuda()\n"
-    assert "device = " not in linter.fix(source).source
+
+
+def test_a_site_in_a_def_line_reads_the_scope_around_the_def():
+    """A parameter's default runs when the ``def`` runs, in the scope around it: it takes the
+    module's device line, never the function's own switch or parameters (a NameError, or a
+    different device, at import), and is left unfixed where the function names a device of its
+    own (``device`` would read as that one)."""
+    linter = Linter(Settings())
+    plain = "import torch\n\n\ndef f(x, y=torch.zeros(2).cuda()):\n    return x + y\n"
+    assert "def f(x, y=torch.zeros(2).to(device)):\n" in linter.fix(plain).source
+    assert 'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n' in linter.fix(plain).source
+    for own in ("def f(x, use_cuda, y=torch.zeros(2).cuda()):\n    z = x.cuda() if use_cuda else x\n",
+                "def f(x, device, y=torch.zeros(2).cuda()):\n    z = x.to(device)\n"):
+        source = "import torch\n\n\n" + own + "    return z + y\n"
+        assert own.splitlines()[0] in linter.fix(source).source.splitlines(), own
 
 
 def test_a_self_switch_device_needed_twice_in_a_method_is_bound_once():

@@ -44,7 +44,16 @@ class RuleContext:
         return None
 
     def enclosing_functions(self) -> list[cst.FunctionDef]:
-        return [node for node in reversed(self.ancestors) if type(node) is cst.FunctionDef]
+        """The functions whose body holds the node being visited, innermost first. A parameter's
+        default, a decorator and an annotation run in the scope around the ``def``, before its
+        parameters exist."""
+        ancestors = self.ancestors
+        functions = []
+        for index in range(len(ancestors) - 2, -1, -1):
+            node = ancestors[index]
+            if isinstance(node, cst.FunctionDef) and ancestors[index + 1] is node.body:
+                functions.append(node)
+        return functions
 
     def parent(self, depth: int = 1) -> Optional[cst.CSTNode]:
         return self.ancestors[-depth] if len(self.ancestors) >= depth else None

@@ -25,6 +25,7 @@ this order of preference, and only when none exists asks for one module-level bi
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from dataclasses import dataclass
@@ -130,7 +131,32 @@ class DeviceBinder:
     ) -> DeviceChoice:
         """The device to use in ``statement``, nested in ``functions`` (innermost first);
         ``partner`` and ``operands`` name tensors the site's value meets (`analysis.operands`);
-        ``moving`` names the tensor the site moves, whose own device is never the answer."""
+        ``moving`` names the tensor the site moves, whose own device is never the answer.
+
+        A site in a ``def`` line (a parameter's default, a decorator: ``statement`` is the
+        function) runs in the scope around it, before the function's parameters exist: where the
+        function names its own device (a parameter or local of that name, or a switch of its own,
+        whose device line it would get) the default would read as that device: no fix there."""
+        choice = self._choose(statement, functions, partner, operands, moving)
+        if isinstance(statement, cst.FunctionDef) and self._names_own_device(statement, choice.expression.split(".")[0]):
+            return dataclasses.replace(choice, shadowed=True)
+        return choice
+
+    def _names_own_device(self, function: cst.FunctionDef, name: str) -> bool:
+        scope = self.flow.scopes.get(function)
+        return (
+            name in _parameter_names(function)
+            or (scope is not None and (_binds(scope, name) or self._scope_switch(scope, 0) is not None))
+        )
+
+    def _choose(
+        self,
+        statement: Optional[cst.CSTNode],
+        functions: Sequence[cst.FunctionDef],
+        partner: Optional[str],
+        operands: Sequence[cst.Name],
+        moving: Optional[str],
+    ) -> DeviceChoice:
         site = self.flow.statement_order.get(statement, 0) if statement is not None else 0
         scopes = [self.flow.scopes[f] for f in functions if f in self.flow.scopes]
         for depth, scope in enumerate(scopes):
