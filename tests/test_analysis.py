@@ -192,3 +192,16 @@ def test_the_argument_a_method_call_gives_for_a_parameter(call, given):
         None if given is None else [given]
     )
     assert _arguments_given(owner, method, "self") is None and _arguments_given(owner, method, "x") is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["x.cuda()", "torch.cuda.synchronize()", "cudart", "_cuda", "my_cuda_flag", "import mps\n", "mpsx", "use_xpu = 1",
+     "x.xpu()", "device", "devices", "x.to(y)", "x.to (y)", "accelerator", "cudaé", "é cuda", "", "nothing here"],
+)
+def test_mentions_device_reads_what_the_regular_expression_it_replaces_reads(text):
+    import re
+
+    from torchdevice_lint.analysis.flow import mentions_device
+
+    assert mentions_device(text) == bool(re.search(r"\bcuda\b|device|\.to\(|\bmps\b|accelerator|\bxpu\b", text))

@@ -259,6 +259,8 @@ class FactoryWithoutDevice(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self.analysis.meeting_for_origin(node) is None and not self.analysis.unplaced_meetings_for_origin(node):
+            return  # meets nothing (most calls): the checks below would only say so later
         if self.analysis.qualified_name(node.func) in torch_api.LEGACY_TENSOR_TYPES:
             return  # TDL006's, which places its replacement as this rule would
         if self._uninitialised_placeholder(node) or cpu_chosen(self, node):
