@@ -1030,3 +1030,17 @@ def test_a_module_level_try_without_except_is_scanned_in_linear_time(tmp_path):
     # the blank line inside a block still belongs to it
     fallback = "try:\n    from . import corr\n\n    import util\nexcept ImportError:\n\n    import corr\n    import util\n"
     assert _imports_with_fallback(fallback) == {"corr": ".corr", "util": "util"}
+
+
+def test_indexes_sharing_scanned_facts_scan_a_file_again_only_when_its_text_changed(project):
+    paths = [str(path) for path in sorted(project.rglob("*.py"))]
+    scanned: dict = {}
+    first = ProjectIndex.build(paths, scanned)
+    again = ProjectIndex.build(paths, scanned)
+    assert all(again.files[path] is first.files[path] for path in first.files)
+    base = project / "pkg/base.py"
+    base.write_text(base.read_text().replace("class Base(nn.Module)", "class Base"))
+    changed = ProjectIndex.build(paths, scanned)
+    real = str(base.resolve())
+    assert changed.files[real] is not first.files[real]
+    assert changed.fingerprint == ProjectIndex.build(paths).fingerprint != first.fingerprint

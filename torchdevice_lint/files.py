@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
-from torchdevice_lint.analysis.project import ProjectIndex, project_files
+from torchdevice_lint.analysis.project import FileFacts, ProjectIndex, project_files
 from torchdevice_lint.config import DEFAULT_EXCLUDE, Config
 from torchdevice_lint.patterns import PatternSet, relative_to_root
 
@@ -192,10 +192,16 @@ def without_dot_prefix(path: str) -> str:
     return path
 
 
+#: Real path -> (hash of its text, its facts), for every file the indexes of this process scanned:
+#: flake8 over folders without a project marker indexes each folder a file is in as its own
+#: project, with the packages below it (a file four packages deep is in five such indexes).
+_SCANNED: dict[str, tuple[int, FileFacts]] = {}
+
+
 @functools.lru_cache(maxsize=16)
 def index_of_project(root: str) -> ProjectIndex:
     """The index of the project in ``root``, built once per process (the flake8 plugin)."""
-    return ProjectIndex.build(project_files(root, walk_files))
+    return ProjectIndex.build(project_files(root, walk_files), _SCANNED)
 
 
 def walk_files(folder: str) -> Iterator[str]:

@@ -611,8 +611,10 @@ class ProjectIndex:
                 self._by_module.setdefault(".".join(parts[start:]), []).append(path)
 
     @classmethod
-    def build(cls, paths: Iterable[str]) -> "ProjectIndex":
-        """Index the ``.py`` files among ``paths`` (unreadable ones are left out)."""
+    def build(cls, paths: Iterable[str], scanned: Optional[dict[str, tuple[int, FileFacts]]] = None) -> "ProjectIndex":
+        """Index the ``.py`` files among ``paths`` (unreadable ones are left out). ``scanned``:
+        real path -> (``hash`` of its text, its facts), shared by the indexes one process builds
+        of overlapping file sets; a file whose text is the same is not scanned again."""
         files: dict[str, FileFacts] = {}
         texts: dict[str, int] = {}
         for path in paths:
@@ -629,8 +631,15 @@ class ProjectIndex:
                     text = handle.read().decode("utf-8", "replace")
             except OSError:
                 continue
-            files[real] = scan(text)
-            texts[real] = hash(text)
+            digest = hash(text)
+            known = scanned.get(real) if scanned is not None else None
+            if known is not None and known[0] == digest:
+                files[real] = known[1]
+            else:
+                files[real] = scan(text)
+                if scanned is not None:
+                    scanned[real] = (digest, files[real])
+            texts[real] = digest
         return cls(files, texts)
 
     def facts_of(self, path: str, text: str) -> FileFacts:
