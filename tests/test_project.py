@@ -227,6 +227,34 @@ def test_a_subclass_reads_the_switch_its_imported_base_guards_moves_with(tmp_pat
     assert "torch.cuda.is_available()" in fixed.source and ".to(device)" in fixed.source
 
 
+def test_a_name_bound_in_branches_to_a_class_with_its_own_cuda_keeps_cuda(tmp_path):
+    """CloserLookFewShot train.py: ``model`` is a ProtoNet or a MatchingNet, whose own ``cuda()``
+    also moves a plain tensor attribute; ``model.to(device)`` would skip it (was rewritten)."""
+    write(tmp_path, {
+        "methods/__init__.py": "",
+        "methods/protonet.py": "import torch.nn as nn\n\n\nclass ProtoNet(nn.Module):\n    pass\n",
+        "methods/matchingnet.py": (
+            "import torch\nimport torch.nn as nn\n\n\nclass MatchingNet(nn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n        self.c_0 = torch.zeros(1, 2)\n\n"
+            "    def cuda(self):\n        super().cuda()\n        self.c_0 = self.c_0.cuda()\n        return self\n"
+        ),
+        "train.py": (
+            "import sys\nimport torch\nfrom methods.protonet import ProtoNet\nfrom methods.matchingnet import MatchingNet\n\n"
+            "if sys.argv[1] == 'protonet':\n    model = ProtoNet()\nelif sys.argv[1] == 'matchingnet':\n"
+            "    model = MatchingNet()\nelse:\n    raise ValueError(sys.argv[1])\nmodel = model.cuda()\n"
+        ),
+    })
+    index = ProjectIndex.build(str(path) for path in sorted(tmp_path.rglob("*.py")))
+    linter = Linter(Settings())
+    path = str(tmp_path / "train.py")
+    source = (tmp_path / "train.py").read_text()
+    assert [finding.code for finding in linter.lint(source, index, path)] == ["TDL001"]
+    assert linter.fix(source, project=index, path=path).source == source
+    # the same branches over classes that all convert with .to(): fixed as before
+    plain = source.replace("MatchingNet", "ProtoNet")
+    assert "model = model.to(device)" in linter.fix(plain, project=index, path=path).source
+
+
 def test_a_file_alone_still_sees_its_own_classes():
     source = "import torch\n\nclass Box:\n    def cuda(self):\n        return self\n"
     view = ProjectView(ProjectIndex({}), None, source)

@@ -144,6 +144,12 @@ class FileAnalysis:
         type_name = self.value_of(node).type_name
         return self.project.instance_of(type_name) if type_name is not None else None
 
+    def classes_of(self, node: cst.BaseExpression) -> list[ProjectClass]:
+        """Every class of the project the object ``node`` holds may be an instance of, over the
+        paths that bind it (``model = A()`` in one branch, ``model = B()`` in another)."""
+        made = (self.project.instance_of(name) for name in sorted(self.value_of(node).type_names))
+        return [owner for owner in made if owner is not None]
+
     def meeting_for_origin(self, factory: cst.Call) -> Optional[Meeting]:
         """How a device-less factory call meets the device, if it does."""
         if self._meetings_by_origin is None:

@@ -61,6 +61,14 @@ class Value:
     #: device=ref.device)``) or the caller's device (UNKNOWN: an argument, what is computed from
     #: one). A factory that meets it meets that device on that path.
     elsewhere: Optional[Place] = None
+    #: For an object bound differently on two paths (``model = A()`` or ``model = B()``): every
+    #: class it may be an instance of, where ``type_name`` (one class on every path) is None.
+    may_be: frozenset[str] = frozenset()
+
+    @property
+    def type_names(self) -> frozenset[str]:
+        """Every class this object may be an instance of, as far as the paths show."""
+        return frozenset((self.type_name,)) if self.type_name is not None else self.may_be
 
     def moved_to(self, place: Place) -> "Value":
         if place is Place.CPU:
@@ -98,6 +106,7 @@ def merge(first: Value, second: Value) -> Value:
         )
     place = first.place if first.place == second.place else Place.UNKNOWN
     type_name = first.type_name if first.type_name == second.type_name else None
+    may_be = frozenset() if type_name is not None else first.type_names | second.type_names
     elements = None
     if first.elements is not None and second.elements is not None and len(first.elements) == len(second.elements):
         elements = tuple(merge(a, b) for a, b in zip(first.elements, second.elements))
@@ -115,6 +124,7 @@ def merge(first: Value, second: Value) -> Value:
         elements=elements,
         defaults_to_cpu=first.defaults_to_cpu or second.defaults_to_cpu,
         may_be_cpu=first.may_be_cpu or second.may_be_cpu,
+        may_be=may_be,
     )
 
 

@@ -778,9 +778,9 @@ class CudaCall(Rule):
         ):
             self.report(node)  # taken only with CUDA (a guard, a `ToGPU` class): `.to(device)` changes nothing
             return
-        owner = self.analysis.class_of(func.value)
-        if owner is not None and owner.cuda_without_to:
-            self.report(node)  # the class moves its tensors by hand: `.to()` does not exist there
+        if any(owner.cuda_without_to for owner in self.analysis.classes_of(func.value)):
+            # the class (one the name may hold) moves its tensors by hand: `.to()` does not do that
+            self.report(node)
             return
         named = self._named_device(node)
         if named is not None:
