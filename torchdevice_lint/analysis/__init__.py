@@ -30,6 +30,12 @@ if TYPE_CHECKING:  # settings imports the rules, which import this package
 
 #: Stands for a value the derivation does not follow: it reads no name.
 _UNFOLLOWED = cst.Integer("0")
+#: Words of the text without which no ``torch.cuda`` call sets the process up on the GPU
+#: (`guards.process_needs_cuda`, its ``_SETS_UP_A_GPU``): a fast test before the walk.
+_SETUP_WORDS = (
+    "nccl", "set_device", "current_device", "get_device_", "mem_get_info", "memory_fraction", "reset_",
+    "memory_summary", "cuda.init", "initial_seed", "get_rng_state",
+)
 
 __all__ = [
     "FileAnalysis", "DeviceChoice", "Kind", "Place", "Value", "Meeting", "ProjectClass", "ProjectIndex", "Receiver",
@@ -71,10 +77,11 @@ class FileAnalysis:
         #: Whether the text may wait for the GPU at all (``torch.cuda.synchronize()``, streams, events),
         #: or hand a module's devices to ``DistributedDataParallel``.
         self._mentions_waiting = any(
-            word in text for word in ("synchronize", "Stream", "stream(", "Event", "CUDAGraph", "graph(", "device_ids")
+            word in text
+            for word in ("synchronize", "ipc_collect", "Stream", "stream(", "Event", "CUDAGraph", "graph(", "device_ids")
         )
         #: Whether the text may set the process up on the GPU (`guards.process_needs_cuda`).
-        self._mentions_setup = self._mentions_waiting or any(word in text for word in ("nccl", "set_device", "current_device"))
+        self._mentions_setup = self._mentions_waiting or any(word in text for word in _SETUP_WORDS)
         #: Classes of the project's files, seen from this one (see `analysis.project`).
         self.project = ProjectView(project or EMPTY_INDEX, path, text)
         self.flow = FlowAnalysis(module, self.imports, text, self.project)

@@ -96,9 +96,13 @@ def _exits(body: cst.BaseSuite) -> bool:
 #: bitsandbytes' k-bit paths.
 _CUDA_ONLY_LIBRARIES = (*CUDA_ONLY_LIBRARIES, "bitsandbytes")
 
-#: ``torch.cuda`` calls that raise without CUDA: waiting for the GPU, its events and streams.
+#: ``torch.cuda`` calls that raise without CUDA: waiting for the GPU, its events and streams,
+#: freeing CUDA IPC memory (``ipc_collect``, MPRNet's test loops). Checked on a CPU build of torch
+#: 2.13 (results/17-wrong9.md); ``empty_cache``, ``memory_allocated``, ``manual_seed(_all)`` and
+#: ``is_available``/``device_count`` do nothing there, and the queries below only set a process up.
 _NEEDS_A_GPU = frozenset(
-    f"torch.cuda.{name}" for name in ("synchronize", "Event", "Stream", "current_stream", "CUDAGraph", "graph")
+    f"torch.cuda.{name}"
+    for name in ("synchronize", "ipc_collect", "Event", "Stream", "current_stream", "default_stream", "CUDAGraph", "graph")
 )
 
 
@@ -193,8 +197,16 @@ def beside_cuda_only_code(imports: ImportTable, module: cst.Module) -> frozenset
     return frozenset(found - waiting)
 
 
-#: ``torch.cuda`` calls that need a GPU to set the process up: choosing or reading the current device.
-_SETS_UP_A_GPU = frozenset({"torch.cuda.set_device", "torch.cuda.current_device"})
+#: ``torch.cuda`` calls that need a GPU to set the process up: choosing or reading the current
+#: device, its name, properties and free memory, its memory limit and statistics, its random state.
+_SETS_UP_A_GPU = frozenset(
+    f"torch.cuda.{name}"
+    for name in (
+        "set_device", "current_device", "get_device_name", "get_device_properties", "get_device_capability",
+        "mem_get_info", "set_per_process_memory_fraction", "reset_peak_memory_stats", "reset_max_memory_allocated",
+        "reset_accumulated_memory_stats", "memory_summary", "init", "initial_seed", "get_rng_state",
+    )
+)
 
 
 def process_needs_cuda(imports: ImportTable, module: cst.Module) -> bool:

@@ -31,7 +31,7 @@ class CudaCall(Rule):
     the project builds from CUDA sources (`CUDAExtension(...)` in its `setup.py`), imported at module
     level outside any block, or through a module of the project that imports one there (an
     optional import such as `optional_import("cupy")` does not count), a function that waits for the GPU (`torch.cuda.synchronize()`,
-    CUDA events or streams outside a device check) and a module that times GPU work with CUDA
+    `torch.cuda.ipc_collect()`, CUDA events or streams outside a device check) and a module that times GPU work with CUDA
     events. Code that only runs with such a function (another method of its class, a function of
     the module calling it or called only from such functions) is reported without a fix: making it
     portable alone cannot make the program run without CUDA. So is a function handing a module to
@@ -39,7 +39,8 @@ class CudaCall(Rule):
     code beside it as above. So is all of a script that cannot
     start without CUDA: on its default path (top-level code, the `__main__` block, a function it
     calls) it calls `init_process_group(backend="nccl")`, `torch.cuda.set_device`,
-    `torch.cuda.current_device`, `torch.cuda.synchronize()` or such a `DistributedDataParallel`
+    `torch.cuda.current_device`, `torch.cuda.get_device_name` (or another `torch.cuda` query that
+    needs a GPU: its properties, free memory, memory statistics, random state), `torch.cuda.synchronize()` or such a `DistributedDataParallel`
     outside a device check. So, too, is a module using a function or class, of a project module it
     imports at module level, that refuses tensors off CUDA: a function, or a class's `forward`,
     that asserts `x.is_cuda` or raises when `not x.is_cuda`, or one of that module calling such
@@ -238,6 +239,10 @@ class CudaCall(Rule):
         "model = Net().to(torch.cuda.current_device())\n",
         "import torch\n\nif __name__ == '__main__':\n    torch.cuda.set_device(0)\n    x = torch.zeros(8, device=device)\n",
         "import torch\n\nprofile = False\nif profile:\n    run()\nelse:\n    torch.cuda.synchronize()\n    run()\n",
+        # a test loop freeing CUDA IPC memory each step (MPRNet): raises without CUDA
+        "import torch\n\n\ndef test(model, loader):\n    for x in loader:\n        torch.cuda.ipc_collect()\n"
+        "        model(x.cuda())\n",
+        "import torch\n\n\ndef copy(x):\n    with torch.cuda.stream(torch.cuda.default_stream()):\n        return x.cuda()\n",
         # a function beside, not reached from, one that waits for the GPU
         "import torch\n\n\nclass Loader:\n    def __init__(self, mean):\n        self.mean = mean.to(device)\n",
         "import torch\n\n\ndef evaluate(model, x):\n    return model(x.to(device))\n\n\n"
@@ -334,6 +339,17 @@ class CudaCall(Rule):
             "    x = torch.zeros(8).cuda()\n\n\nif __name__ == '__main__':\n    main()\n",
             "import torch\n\n\ndef setup(rank):\n    torch.cuda.set_device(rank)\n\n\ndef main():\n    setup(0)\n"
             "    x = torch.zeros(8).cuda()\n\n\nif __name__ == '__main__':\n    main()\n",
+        ),
+        Invalid(  # torch.cuda.ipc_collect() in a script's loop (MPRNet Deblurring/test.py), or a GPU query
+            "import torch\n\nmodel = Net()\nmodel.cuda()\nfor x in loader:\n    torch.cuda.ipc_collect()\n"
+            "    model(x.cuda())\n",
+            "import torch\n\nmodel = Net()\nmodel.cuda()\nfor x in loader:\n    torch.cuda.ipc_collect()\n"
+            "    model(x.cuda())\n",
+            count=2,
+        ),
+        Invalid(
+            "import torch\n\nprint(torch.cuda.get_device_name(0))\nx = torch.zeros(8).cuda()\n",
+            "import torch\n\nprint(torch.cuda.get_device_name(0))\nx = torch.zeros(8).cuda()\n",
         ),
         Invalid(  # torch.cuda.synchronize() on the default path of a benchmark script (nanoGPT bench.py)
             "import torch\n\nprofile = False\nx = torch.zeros(8).cuda()\nif profile:\n    run(x)\nelse:\n"
