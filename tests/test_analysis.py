@@ -205,3 +205,39 @@ def test_mentions_device_reads_what_the_regular_expression_it_replaces_reads(tex
     from torchdevice_lint.analysis.flow import mentions_device
 
     assert mentions_device(text) == bool(re.search(r"\bcuda\b|device|\.to\(|\bmps\b|accelerator|\bxpu\b", text))
+
+
+def test_walk_leaves_out_whitespace_and_nothing_else():
+    """`walk` (and so every walk of the analysis and the rules) does not descend into the
+    whitespace and comments between the tokens of a statement (fields named ``whitespace...``, a
+    one-line suite's ``leading_whitespace``): a fifth of the nodes of torch/nn. Every other node
+    the fields of LibCST's nodes hold it yields, in the same order."""
+    import dataclasses
+    from pathlib import Path
+
+    from torchdevice_lint.analysis.tree import _FORMATTING_FIELDS, walk
+
+    formatting = (cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.TrailingWhitespace, cst.Newline, cst.EmptyLine, cst.Comment)
+
+    def every_node(node: cst.CSTNode):
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            yield current
+            children = []
+            for field in dataclasses.fields(current):
+                if field.name not in _FORMATTING_FIELDS or field.name == "leading_whitespace":
+                    value = getattr(current, field.name)
+                    children += [item for item in (value if isinstance(value, (list, tuple)) else (value,)) if isinstance(item, cst.CSTNode)]
+            stack.extend(reversed([child for child in children if not isinstance(child, formatting)]))
+
+    root = Path(__file__).parent.parent
+    checked = 0
+    for path in sorted([*(root / "fixtures").rglob("*.py"), *(root / "tests" / "corpus").rglob("*.py")]):
+        try:
+            module = cst.parse_module(path.read_bytes())
+        except cst.ParserSyntaxError:
+            continue
+        assert [id(node) for node in walk(module)] == [id(node) for node in every_node(module)], path
+        checked += 1
+    assert checked > 100

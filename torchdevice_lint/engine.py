@@ -367,6 +367,7 @@ def _walk_with_ancestors(module: cst.Module, ancestors: list, handlers: dict) ->
     stack: list = [module]
     pop, push, extend = stack.pop, stack.append, stack.extend
     get_handlers = handlers.get
+    name = cst.Name
     while stack:
         node = pop()
         if node is leave:
@@ -374,6 +375,8 @@ def _walk_with_ancestors(module: cst.Module, ancestors: list, handlers: dict) ->
             continue
         for handler in get_handlers(type(node), ()):
             handler(node)
+        if type(node) is name:
+            continue  # the commonest node, and a leaf
         children = iter_child_nodes(node)
         if children:  # a leaf is nobody's ancestor
             ancestors.append(node)

@@ -50,6 +50,8 @@ class Declarations:
         for child in iter_child_nodes(node):
             # ``type(...) is``: ``isinstance`` on LibCST's abstract-base-class instances is slow,
             # and this visits every node of the file (none of these classes has subclasses).
+            if type(child) is cst.Name:
+                continue  # the commonest node, and a leaf
             if type(child) is cst.Import or type(child) is cst.ImportFrom:
                 self.imports.add(child, function or klass)
                 if self.project is not None and type(child) is cst.ImportFrom and type(child.names) is cst.ImportStar:

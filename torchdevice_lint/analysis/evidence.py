@@ -48,7 +48,7 @@ def body_nodes(function: cst.FunctionDef) -> list[cst.CSTNode]:
         nodes.append(node)
         # ``type(...) is``, not ``isinstance``: this walks every function, and LibCST's classes
         # are abstract-base-class instances whose ``isinstance`` is slow (none of these has subclasses).
-        if type(node) is not cst.FunctionDef and type(node) is not cst.ClassDef and type(node) is not cst.Lambda:
+        if type(node) is not cst.Name and type(node) is not cst.FunctionDef and type(node) is not cst.ClassDef and type(node) is not cst.Lambda:
             stack.extend(iter_child_nodes(node))
     return nodes
 

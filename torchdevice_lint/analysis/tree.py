@@ -10,9 +10,11 @@ import libcst as cst
 if TYPE_CHECKING:
     from typing_extensions import TypeGuard  # typing's own from Python 3.10
 
-#: Fields that only ever hold whitespace, brackets or punctuation: never worth descending into.
+#: Fields that only ever hold whitespace, brackets or punctuation: never worth descending into
+#: (nor is any field whose name starts with ``whitespace``: see `_child_fields`).
 _FORMATTING_FIELDS = frozenset(
     {
+        "leading_whitespace",
         "lpar",
         "rpar",
         "whitespace_before",
@@ -47,7 +49,11 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 def _child_fields(node_type: type) -> tuple[str, ...]:
     cached = _CHILD_FIELDS.get(node_type)
     if cached is None:
-        cached = tuple(f.name for f in dataclasses.fields(node_type) if f.name not in _FORMATTING_FIELDS)
+        cached = tuple(
+            f.name
+            for f in dataclasses.fields(node_type)
+            if f.name not in _FORMATTING_FIELDS and not f.name.startswith("whitespace")
+        )
         _CHILD_FIELDS[node_type] = cached
     return cached
 
@@ -117,9 +123,10 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        children = iter_child_nodes(current)
-        children.reverse()
-        stack.extend(children)
+        if type(current) is not cst.Name:  # the commonest node, and a leaf
+            children = iter_child_nodes(current)
+            children.reverse()
+            stack.extend(children)
 
 
 def self_attribute(node: cst.CSTNode) -> Optional[str]:
