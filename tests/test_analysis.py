@@ -134,19 +134,24 @@ def test_string_value_agrees_with_python(literal):
     assert string_value(cst.parse_expression(literal)) == (value if isinstance(value, str) else None)
 
 
-def test_string_value_agrees_with_libcst_on_every_literal_of_the_fixtures():
-    """The shortcut that skips ``ast.literal_eval`` for plain strings reads what LibCST reads."""
+def _fixture_modules():
+    """Every fixture and corpus file that LibCST parses, with its path."""
     from pathlib import Path
 
-    from torchdevice_lint.analysis.tree import string_value, walk
-
     root = Path(__file__).parent.parent
-    checked = 0
     for path in sorted([*(root / "fixtures").rglob("*.py"), *(root / "tests" / "corpus").rglob("*.py")]):
         try:
-            module = cst.parse_module(path.read_bytes())
+            yield path, cst.parse_module(path.read_bytes())
         except cst.ParserSyntaxError:
             continue
+
+
+def test_string_value_agrees_with_libcst_on_every_literal_of_the_fixtures():
+    """The shortcut that skips ``ast.literal_eval`` for plain strings reads what LibCST reads."""
+    from torchdevice_lint.analysis.tree import string_value, walk
+
+    checked = 0
+    for path, module in _fixture_modules():
         for node in walk(module):
             if isinstance(node, cst.SimpleString):
                 expected = node.evaluated_value
@@ -213,7 +218,6 @@ def test_walk_leaves_out_whitespace_and_nothing_else():
     one-line suite's ``leading_whitespace``): a fifth of the nodes of torch/nn. Every other node
     the fields of LibCST's nodes hold it yields, in the same order."""
     import dataclasses
-    from pathlib import Path
 
     from torchdevice_lint.analysis.tree import _FORMATTING_FIELDS, walk
 
@@ -231,13 +235,8 @@ def test_walk_leaves_out_whitespace_and_nothing_else():
                     children += [item for item in (value if isinstance(value, (list, tuple)) else (value,)) if isinstance(item, cst.CSTNode)]
             stack.extend(reversed([child for child in children if not isinstance(child, formatting)]))
 
-    root = Path(__file__).parent.parent
     checked = 0
-    for path in sorted([*(root / "fixtures").rglob("*.py"), *(root / "tests" / "corpus").rglob("*.py")]):
-        try:
-            module = cst.parse_module(path.read_bytes())
-        except cst.ParserSyntaxError:
-            continue
+    for path, module in _fixture_modules():
         assert [id(node) for node in walk(module)] == [id(node) for node in every_node(module)], path
         checked += 1
     assert checked > 100
