@@ -16,6 +16,7 @@ from torchdevice_lint.analysis.tree import positional_arguments, string_value, w
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import expression
+from torchdevice_lint.rules.tdl005_load_without_map_location import computes_with_result, feeds_load_state_dict
 
 
 class CudaLiteral(Rule):
@@ -77,7 +78,10 @@ class CudaLiteral(Rule):
     A device given to a library outside torch (`ctranslate2.Generator(path, device="cuda")`)
     keeps its form: the guarded idiom in place, unsafe, since such a library may take only
     a string and may not run on the CPU with its other arguments; libraries known to take a
-    `torch.device` (transformers, diffusers, Lightning, ...) get the device in scope.
+    `torch.device` (transformers, diffusers, Lightning, ...) get the device in scope. The
+    `map_location` of a `torch.load` whose result only goes to a `load_state_dict` (directly, or
+    through the name it is assigned to) becomes `"cpu"`, as TDL005 writes for a load without one:
+    `load_state_dict` copies onto the parameters' device (safe directly, unsafe through a name).
     f-strings such as `f"cuda:{rank}"` are reported without a fix.
     """
 
@@ -300,6 +304,15 @@ class CudaLiteral(Rule):
             'import torch\n\n\ndef run(x):\n    y = x.to("cuda")\n    device = None\n    return y, device\n',
             'import torch\n\n\ndef run(x):\n    y = x.to("cuda")\n    device = None\n    return y, device\n',
         ),
+        Invalid(  # a load that only fills a module's parameters: load_state_dict copies onto their device
+            "import torch\n\n\ndef restore(model, path):\n"
+            "    model.load_state_dict(torch.load(path, map_location=torch.device('cuda')))\n",
+            "import torch\n\n\ndef restore(model, path):\n    model.load_state_dict(torch.load(path, map_location='cpu'))\n",
+        ),
+        Invalid(  # the same through one name (pytorch-YOLOv4's demo_pytorch2onnx.py), unsafe as TDL005's
+            "import torch\n\n\ndef export(model, path):\n    sd = torch.load(path, map_location='cuda')\n    model.load_state_dict(sd)\n",
+            "import torch\n\n\ndef export(model, path):\n    sd = torch.load(path, map_location='cpu')\n    model.load_state_dict(sd)\n",
+        ),
     )
 
     def __init__(self, context) -> None:
@@ -364,6 +377,8 @@ class CudaLiteral(Rule):
             call = self.context.parent(2)
             if isinstance(call, cst.Call) and self._describes_a_device(call, parent):
                 return False
+            if isinstance(call, cst.Call) and self._is_map_location(parent, call):
+                return True
             if parent.keyword is not None:
                 return parent.keyword.value == "device"
             if not isinstance(call, cst.Call) or not call.args or call.args[0] is not parent:
@@ -559,6 +574,10 @@ class CudaLiteral(Rule):
             # with the other arguments is not known: the guarded idiom in place, as an unsafe fix.
             guarded = self._guarded(node)
             return Fix(Safety.UNSAFE, ((node, guarded),)) if guarded is not None else None
+        for_state = self._loaded_for_a_state_dict(parent)
+        if for_state is not None:
+            quote = self.analysis.binder.quote
+            return Fix(for_state, ((node, expression(f"{quote}cpu{quote}")),))
         tensor = self._tensor_computed_with(parent)
         if tensor is not None:
             return Fix(safety, ((node, expression(f"{tensor}.device")),))
@@ -573,6 +592,29 @@ class CudaLiteral(Rule):
         operands = self.context.operand_partners(call) if made and isinstance(call, cst.Call) else []
         device = self.context.device_for(operands=operands)
         return self.device_fix([(node, expression(device.expression))], device, safety)
+
+    def _is_map_location(self, arg: cst.Arg, call: cst.Call) -> bool:
+        """``arg`` is the ``map_location`` of ``torch.load(...)``, by keyword or second in place."""
+        if self.analysis.qualified_name(call.func) != "torch.load":
+            return False
+        if arg.keyword is not None:
+            return arg.keyword.value == "map_location"
+        positional = [given for given in call.args if given.keyword is None and not given.star]
+        return len(positional) > 1 and positional[1] is arg
+
+    def _loaded_for_a_state_dict(self, parent: Optional[cst.CSTNode]) -> Optional[Safety]:
+        """``torch.load(p, map_location=torch.device("cuda"))`` whose result only goes to a
+        ``load_state_dict`` (directly or through the name it is assigned to), which copies onto
+        the parameters' device: the CPU serves, as TDL005 writes for a load without one. The
+        fix's safety (safe directly, as TDL005's), or None."""
+        call = self.context.parent(2)
+        if not (isinstance(parent, cst.Arg) and isinstance(call, cst.Call) and self._is_map_location(parent, call)):
+            return None
+        ancestors = self.context.ancestors[:-2]
+        fed = feeds_load_state_dict(ancestors)
+        if fed is None or computes_with_result(self.analysis, ancestors):
+            return None
+        return Safety.SAFE if fed else Safety.UNSAFE
 
     def _given_to_another_library(self, parent: Optional[cst.CSTNode]) -> bool:
         """``ctranslate2.Generator(path, device="cuda")``: the literal is an argument of a call
