@@ -78,7 +78,10 @@ class LegacyConstructor(Rule):
     `int` or defaulting to a whole number, or bound once to a size; `list(...)`, `tuple(...)`,
     a slice of them and torch's `_pair(...)`-style helpers, or a name bound once to one, are
     data) is reported without a fix, as is an
-    alias. All of these are safe. `torch.set_default_tensor_type(T)` as a statement becomes
+    alias, and so is every other constructor of its expression (chained on it, its partner in an
+    operation, an argument of its call: `torch.FloatTensor(anchors).view(n, 2).index_select(1,
+    torch.LongTensor([0]))`), which half converted would say one thing two ways; the elements of
+    a list, tuple, set or dict literal are expressions of their own. All of these are safe. `torch.set_default_tensor_type(T)` as a statement becomes
     `torch.set_default_dtype(...)`, safe for a CPU type; for a CUDA type a second line
     `torch.set_default_device(device)` follows, which is unsafe: the default device applies to
     factories such as `torch.zeros` but not to legacy constructors, which the old call did move
@@ -95,6 +98,11 @@ class LegacyConstructor(Rule):
     needles = ("Tensor",)
 
     valid = (
+        # a chained expression converted whole, each constructor as its data says
+        "import torch\n\n\ndef f(anchors, n):\n"
+        "    return torch.tensor(anchors).view(n, 2).index_select(1, torch.tensor([0]))\n",
+        "import torch\n\n\ndef f(x, out_size):\n"
+        "    return torch.tensor(list(x.size()[2:])) / torch.tensor(out_size, dtype=torch.get_default_dtype())\n",
         "import torch\n\n\ndef column(n: int):\n    return torch.empty(n, 1, dtype=torch.float32).fill_(1)\n",
         "import torch\n\n\ndef with_ones(X):\n    N = X.size(0)\n"
         "    O = torch.empty(N, 1, dtype=torch.float32, device=X.device).fill_(1)\n    return torch.cat((O, X), 1)\n",
@@ -277,6 +285,15 @@ class LegacyConstructor(Rule):
             "import torch\nTensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor\n"
             "valid = Tensor(imgs.size(0), 1).fill_(1.0)\n",
         ),
+        Invalid(  # chained on a constructor of data the rule cannot tell: the whole expression stays (YOLOv4)
+            "import torch\n\n\ndef f(anchors, n):\n"
+            "    return torch.FloatTensor(anchors).view(n, 2).index_select(1, torch.LongTensor([0]))\n",
+            count=2,
+        ),
+        Invalid(  # the same for the two sides of one operation (torchreid's FLOP hook)
+            "import torch\n\n\ndef f(x, out_size):\n    return torch.Tensor(list(x.size()[2:])) / torch.Tensor(out_size)\n",
+            count=2,
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -285,6 +302,8 @@ class LegacyConstructor(Rule):
             self._default_tensor_type(node)
         elif qualified in torch_api.LEGACY_TENSOR_TYPES:
             fix = self._out_placeholder_fix(node, qualified) or self._constructor_fix(node, qualified)
+            if fix is not None and self._beside_an_unfixed_constructor(node):
+                fix = None  # half the expression converted would read as two ways to say one thing
             self.report(node, self.message.format(name=qualified), fix)
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -300,6 +319,42 @@ class LegacyConstructor(Rule):
         if cuda_type is None or not self._is_called(names[0]):
             return
         self.report(node.value, self.alias_message.format(alias=names[0], name=cuda_type))
+
+    def _beside_an_unfixed_constructor(self, node: cst.Call) -> bool:
+        """Another legacy constructor of the expression ``node`` is part of stays without a fix
+        (its argument is neither data nor a size the rule can tell): pytorch-YOLOv4's
+        ``torch.FloatTensor(anchors).view(nA, step).index_select(1, torch.LongTensor([2]))``,
+        ``torch.Tensor(a) / torch.Tensor(out_size)``. The expression runs up to the statement, or
+        to an element of a list, tuple, set or dict literal (each a value of its own)."""
+        root: cst.CSTNode = node
+        for ancestor in reversed(self.context.ancestors):
+            if isinstance(ancestor, (cst.List, cst.Tuple, cst.Set, cst.Dict)) or not isinstance(
+                ancestor, (cst.BaseExpression, cst.Arg, cst.SubscriptElement, cst.BaseSlice)
+            ):
+                break
+            root = ancestor
+        if root is node:
+            return False
+        for call in walk(root):
+            if (
+                call is not node
+                and isinstance(call, cst.Call)
+                and self.analysis.qualified_name(call.func) in torch_api.LEGACY_TENSOR_TYPES
+                and not self._reads_its_arguments(call)
+            ):
+                return True
+        return False
+
+    def _reads_its_arguments(self, node: cst.Call) -> bool:
+        """`_constructor_fix` tells the constructor's arguments as data or sizes (an ``out=``
+        placeholder counts too: it has no arguments)."""
+        if any(arg.keyword is not None or arg.star for arg in node.args):
+            return False
+        arguments = [arg.value for arg in node.args]
+        if len(arguments) == 1:
+            data = arguments[0]
+            return isinstance(data, (cst.List, cst.Tuple)) or self._is_sequence(data) or self._is_size(data)
+        return True
 
     # ----------------------------------------------------------------- constructors
     def _constructor_fix(self, node: cst.Call, qualified: str) -> Optional[Fix]:
