@@ -192,10 +192,8 @@ class Linter:
         handlers: dict[type, list[Callable[[cst.CSTNode], None]]] = {}
         for rule_class in rules:
             rule = rule_class(context)
-            for attribute in dir(rule_class):
-                if attribute.startswith("visit_"):
-                    node_type = getattr(cst, attribute[len("visit_") :])
-                    handlers.setdefault(node_type, []).append(getattr(rule, attribute))
+            for node_type, attribute in _visitors(rule_class):
+                handlers.setdefault(node_type, []).append(getattr(rule, attribute))
         _walk_with_ancestors(analysis.module, context.ancestors, handlers)
         return context
 
@@ -357,6 +355,20 @@ def _non_overlapping(reports: list[Report]) -> list[Report]:
         taken |= covered
         chosen.append(report)
     return chosen
+
+
+#: Rule class -> the node types it visits, with the method for each.
+_VISITORS: dict[type, tuple[tuple[type, str], ...]] = {}
+
+
+def _visitors(rule_class: type[Rule]) -> tuple[tuple[type, str], ...]:
+    """What `_VISITORS` holds for ``rule_class``: read with ``dir`` once per rule class, not for every file."""
+    found = _VISITORS.get(rule_class)
+    if found is None:
+        found = _VISITORS[rule_class] = tuple(
+            (getattr(cst, attribute[len("visit_") :]), attribute) for attribute in dir(rule_class) if attribute.startswith("visit_")
+        )
+    return found
 
 
 def _walk_with_ancestors(module: cst.Module, ancestors: list, handlers: dict) -> None:
