@@ -409,3 +409,43 @@ def test_a_gpu_section_after_a_cpu_one_keeps_its_cuda_calls(cpu_label, gpu_label
     )
     assert (fix_source(source) == source) is kept
     assert len([f for f in lint_source(source) if f.code == "TDL001"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("shown", "device"),
+    [
+        ("torch.rand(images.size(0), 1).cuda().expand_as(images)", "images.device"),
+        ("torch.rand(images.size(0), 1).cuda().view_as(images)", "images.device"),
+        # a .size(0) is no proof: other objects (torch_sparse's SparseTensor) have one, and no .device
+        ("torch.rand(images.size(0), 1).cuda()", "device"),
+    ],
+)
+@pytest.mark.parametrize("met", ["alpha * images", "Variable(alpha * images.data, requires_grad=True)"])
+def test_a_local_given_to_expand_as_is_a_tensor_whose_device_a_fix_reads(shown, device, met):
+    """#17 class 2(b) (Self-Attention-GAN): ``expand_as`` takes only a tensor, so ``images`` (a
+    helper's result the flow cannot type) holds one; the moved value meets it in the next line."""
+    source = (
+        "import torch\nfrom torch.autograd import Variable\n\n\ndef tensor2var(x):\n    return x\n\n\n"
+        "def step(loader):\n    images, _ = next(iter(loader))\n    images = tensor2var(images)\n"
+        f"    alpha = {shown}\n    return {met}\n"
+    )
+    assert f"    alpha = {shown.replace('.cuda()', f'.to({device})')}\n" in fix_source(source)
+
+
+@pytest.mark.parametrize(
+    ("call", "device"),
+    [
+        ("torch.autograd.grad(outputs=out, inputs=x, grad_outputs=torch.ones(out.size()).cuda())", "out.device"),
+        ("torch.autograd.grad(out, x, torch.ones(out.size()).cuda())", "out.device"),
+        ("torch.autograd.backward(out, torch.ones(out.size()).cuda())", "out.device"),
+        ("torch.autograd.grad(out, torch.ones(out.size()).cuda())", "device"),  # there: the inputs, met by no value
+    ],
+)
+@pytest.mark.parametrize("made", ["model(x)", "out, _ = discriminate(x)"])
+def test_a_gradient_given_to_autograd_takes_its_outputs_device(call, device, made):
+    """#17 class 2(b): autograd raises "invalid gradient at index 0 - expected device" for a
+    gradient off its output's device, so the output's device is the gradient's."""
+    made = made if "," in made else f"out = {made}"  # a helper's output, sized in the call: a tensor
+    source = f"import torch\n\n\ndef penalty(model, x):\n    {made}\n    return {call}\n"
+    assert f"    return {call.replace('.cuda()', f'.to({device})')}\n" in fix_source(source)
+

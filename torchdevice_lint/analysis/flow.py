@@ -85,6 +85,8 @@ def mentions_device(text: str) -> bool:
     return any(word in text and pattern.search(text) for word, pattern in _DEVICE_WORDS.items())
 
 
+#: Tensor methods that take another tensor for its shape only: ``expand_as(other)``.
+_SHAPE_OF_ARGUMENT = frozenset({"expand_as", "view_as", "reshape_as"})
 #: Wrappers around an iterable that yield its items unchanged (or with an index first).
 _PASS_THROUGH_ITERATORS = frozenset({"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter"})
 
@@ -857,6 +859,8 @@ class FlowAnalysis:
             if chosen.kind is Kind.DEVICE and chosen.place is Place.CPU:
                 return CPU_DEVICE  # ``torch.device("cpu")``
             return replace(DEVICE_OBJECT, may_be_cpu=chosen.may_be_cpu)
+        if qualified in ("torch.autograd.grad", "torch.autograd.backward"):
+            self._sized_output(node, scope)
         written = keyword_argument(node, "out")
         if written is not None:
             self._meet_out_tensors(written, argument_values)
@@ -982,6 +986,8 @@ class FlowAnalysis:
                 return combine([value for _, value in participants])
             if receiver.scalar_origins and method in torch_api.RANK_GIVING_METHODS and (node.args or method == "flatten"):
                 return Value(Kind.TENSOR, receiver.place, receiver.scalar_origins)  # at least 1-dim now
+            if method in _SHAPE_OF_ARGUMENT and len(node.args) == 1 and isinstance(node.args[0].value, cst.Name):
+                self._shown_a_tensor(node.args[0].value.value, scope)
             if method in torch_api.TENSOR_RETURNING_METHODS:
                 return receiver
             if method not in torch_api.NON_TENSOR_METHODS and not method.startswith("_"):
@@ -1002,6 +1008,35 @@ class FlowAnalysis:
                 return Value(Kind.TENSOR, Place.DEVICE)
             return result
         return UNKNOWN
+
+    def _shown_a_tensor(self, name: str, scope: Scope) -> None:
+        """``torch.rand(n, 1).cuda().expand_as(real_images)``: a tensor's ``expand_as`` takes only a
+        tensor (a TypeError otherwise), so a local the flow could not type (``real_images =
+        tensor2var(real_images)``) holds one from there on, where it was."""
+        value = scope.env.get(name)
+        if value is not None and value.kind is Kind.UNKNOWN and name not in scope.parameters:
+            scope.env[name] = Value(Kind.TENSOR, value.place)
+
+    def _sized_output(self, node: cst.Call, scope: Scope) -> None:
+        """``torch.autograd.grad(outputs=out, ..., grad_outputs=torch.ones(out.size()).cuda())``:
+        autograd takes a tensor or a sequence of them, and a sequence has no ``.size()`` or
+        ``.shape``: an ``out`` the call also sizes is a tensor (a model's output the flow could not type)."""
+        output = keyword_argument(node, "outputs") or keyword_argument(node, "tensors")
+        if output is None and node.args and node.args[0].keyword is None:
+            output = node.args[0].value
+        if not isinstance(output, cst.Name):
+            return
+        name = output.value
+        sized = any(
+            isinstance(inner, cst.Attribute)
+            and inner.attr.value in ("size", "shape")
+            and isinstance(inner.value, cst.Name)
+            and inner.value.value == name
+            for inner in walk(node)
+        )
+        if sized:
+            self._shown_a_tensor(name, scope)
+            self.values[output] = scope.env.get(name, UNKNOWN)
 
     def _super_call(self, node: cst.BaseExpression) -> bool:
         return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super"

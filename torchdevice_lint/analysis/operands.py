@@ -235,6 +235,8 @@ def _call_partners(
             qualified in ("torch.max", "torch.min") and len(_positional(call)) >= 2
         ):
             return _tensor_names(others, values)
+        if qualified in _GRADIENT_OF:
+            return _tensor_names(_gradient_partner(call, arg, *_GRADIENT_OF[qualified]), values)
         return []
     if isinstance(call.func, cst.Attribute):
         method = call.func.attr.value
@@ -253,6 +255,27 @@ def _call_partners(
     return []
 
 
+#: Autograd calls whose gradient argument must sit on its output's device ("invalid gradient
+#: at index 0 - expected device cuda:0 but got cpu"): (outputs keyword, gradient keyword, its position).
+_GRADIENT_OF = {
+    "torch.autograd.grad": ("outputs", "grad_outputs", 2),
+    "torch.autograd.backward": ("tensors", "grad_tensors", 1),
+}
+
+
+def _gradient_partner(call: cst.Call, arg: cst.Arg, outputs: str, gradient: str, position: int) -> list[cst.BaseExpression]:
+    """``torch.autograd.grad(outputs=out, inputs=x, grad_outputs=torch.ones(out.size()).cuda())``:
+    the gradient given (not a list of them) meets the output it is the gradient of."""
+    positional = _positional(call)
+    given = arg.keyword.value == gradient if arg.keyword is not None else positional.index(arg) == position if arg in positional else False
+    if not given:
+        return []
+    output = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == outputs), None)
+    if output is None and positional and positional[0] is not arg:
+        output = positional[0].value
+    return [] if output is None else [output]
+
+
 def _device_keeping_parts(expression: cst.BaseExpression) -> Iterator[cst.Name]:
     """The names ``expression`` computes with through what keeps a tensor's device, left to right."""
     if isinstance(expression, cst.Name):
@@ -266,6 +289,8 @@ def _device_keeping_parts(expression: cst.BaseExpression) -> Iterator[cst.Name]:
             yield from _device_keeping_parts(target.comparator)
     elif isinstance(expression, cst.UnaryOperation):
         yield from _device_keeping_parts(expression.expression)
+    elif isinstance(expression, cst.Attribute) and expression.attr.value == "data":
+        yield from _device_keeping_parts(expression.value)  # ``real_images.data``: the same storage
     elif isinstance(expression, cst.Subscript) and all(isinstance(e.slice, cst.Slice) for e in expression.slice):
         yield from _device_keeping_parts(expression.value)  # ``g[0:2]``: a slice, never 0-dim
     elif (
