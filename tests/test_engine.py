@@ -449,3 +449,30 @@ def test_a_gradient_given_to_autograd_takes_its_outputs_device(call, device, mad
     source = f"import torch\n\n\ndef penalty(model, x):\n    {made}\n    return {call}\n"
     assert f"    return {call.replace('.cuda()', f'.to({device})')}\n" in fix_source(source)
 
+
+_GRAPH_FEATURE = "import torch\n\n\ndef graph_feature(x, k=20):\n    n = x.size(0)\n    idx = x.topk(k=k, dim=-1)[1]\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "device"),
+    [
+        ("    b = torch.arange(0, n, device=device)\n    return idx + b\n", "x.device"),
+        # x moved to the device, or bound again after it: the literal's device is not x's
+        ("    x = x.to(device)\n    b = torch.arange(0, n, device=device)\n    return idx + b\n", None),
+        ("    x = x.cuda()\n    b = torch.arange(0, n, device=device)\n    return idx + b\n", None),
+        # the device given elsewhere, or read where the function does not run it
+        ("    b = torch.arange(0, n, device=device)\n    return idx + b, device\n", None),
+        ("    make = lambda: torch.arange(0, n, device=device)\n    return idx + make()\n", None),
+        ("    return torch.zeros(n, device=device), torch.zeros(k, device=device)\n", None),
+        # x bound again after the last use (dgcnn: x = x.transpose(2, 1) further down): no matter
+        ("    b = torch.arange(0, n, device=device)\n    x = x.cuda()\n    return idx + b + x\n", "x.device"),
+    ],
+)
+def test_a_local_cuda_device_only_placing_what_a_tensor_parameter_sizes_is_its_device(body, device):
+    """#17 class 2(a) (dgcnn's get_graph_feature): ``device = torch.device('cuda')`` used only as
+    ``device=`` of torch factories computed with the tensor parameter ``x`` is ``x.device``, as the
+    literal written in each factory would be; anything else keeps the guarded idiom."""
+    fixed = fix_source(_GRAPH_FEATURE + "    device = torch.device('cuda')\n" + body)
+    expected = device or "torch.device('cuda' if torch.cuda.is_available() else 'cpu')"
+    assert f"    device = {expected}\n" in fixed
+

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import libcst as cst
 
@@ -12,7 +12,7 @@ from torchdevice_lint.analysis.guards import (
     in_test_code,
     under_device_check,
 )
-from torchdevice_lint.analysis.tree import positional_arguments, string_value, walk
+from torchdevice_lint.analysis.tree import bound_targets, iter_child_nodes, positional_arguments, string_value, walk
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import expression
@@ -566,6 +566,9 @@ class CudaLiteral(Rule):
             isinstance(parent, (cst.Assign, cst.AnnAssign)) or self._unpacked_into_a_name(parent)
         )
         if assigned_device_object or self._assigned_to_device_name(parent) or self._default_of_device_lookup(parent):
+            tensor = self._tensor_of_every_use(parent) if isinstance(node, cst.Call) else None
+            if tensor is not None:
+                return Fix(safety, ((node, expression(f"{tensor}.device")),))
             guarded = self._guarded(node)
             return Fix(safety, ((node, guarded),)) if guarded is not None else None
         if self._given_to_another_library(parent):
@@ -641,6 +644,39 @@ class CudaLiteral(Rule):
             return None
         direct = self.analysis.binder.tensor_parameter_in(functions[0], call)
         return direct if direct is not None else self.analysis.tensor_argument_behind(functions[0], call)
+
+    def _tensor_of_every_use(self, parent: Optional[cst.CSTNode]) -> Optional[str]:
+        """dgcnn's ``get_graph_feature(x)``: ``device = torch.device('cuda')`` whose every use is a
+        torch factory's ``device=`` computed with one tensor parameter ``x`` (``torch.arange(0,
+        batch_size, device=device)`` after ``batch_size = x.size(0)``) is the device ``x`` is on,
+        as that literal in each factory would be: ``device = x.device``. Not where ``x`` is bound
+        again from the binding on (``x = x.to(device)``: another use anyway), nor where the name is
+        bound twice, read in a nested function or used any other way."""
+        functions = self.context.enclosing_functions()
+        if not (functions and isinstance(parent, cst.Assign) and len(parent.targets) == 1):
+            return None
+        target, function = parent.targets[0].target, functions[0]
+        params = function.params
+        if not isinstance(target, cst.Name) or target.value in {
+            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        }:
+            return None
+        factories = torch_api.FACTORIES
+        uses = _device_uses(function.body, target, lambda call: self.analysis.qualified_name(call.func) in factories)
+        if not uses:
+            return None
+        tensors = {
+            self.analysis.binder.tensor_parameter_in(function, use) or self.analysis.tensor_argument_behind(function, use)
+            for use, _ in uses
+        }
+        tensor = tensors.pop() if len(tensors) == 1 else None
+        order = self.analysis.flow.statement_order
+        statement = self.context.statement()
+        site = order.get(statement, -1) if statement is not None else -1
+        last = max(order.get(used_in, site) for _, used_in in uses)
+        if tensor is None or any(site <= order.get(s, site) <= last for s in _statements_binding(function.body, tensor)):
+            return None  # ``x`` bound again between the device and a use of it (after the last one: no matter)
+        return tensor
 
     def _unpacked_into_a_name(self, parent: Optional[cst.CSTNode]) -> bool:
         """``rank, dev = 0, torch.device("cuda")``: the literal is bound to a name of its own, as
@@ -739,3 +775,55 @@ def _mentions_rank(expression: cst.BaseExpression) -> bool:
     names = [n.value for n in walk(expression) if isinstance(n, cst.Name)]
     names += [n.attr.value for n in walk(expression) if isinstance(n, cst.Attribute)]
     return any("rank" in name.lower() for name in names)
+
+
+def _device_uses(
+    body: cst.CSTNode, target: cst.Name, factory: Callable[[cst.Call], bool]
+) -> Optional[list[tuple[cst.Call, cst.CSTNode]]]:
+    """The ``factory`` calls given ``device=<target>`` in ``body``, each with its statement; None
+    where ``target``'s name is read any other way, bound again or read in a nested function,
+    class or lambda."""
+    name = target.value
+    not_reads: set[int] = {id(target)}
+    uses: list[tuple[cst.Call, cst.CSTNode]] = []
+    stack: list[tuple[cst.CSTNode, bool, cst.CSTNode]] = [(body, False, body)]
+    while stack:
+        node, nested, statement = stack.pop()
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            statement = node
+        if isinstance(node, cst.Attribute):
+            not_reads.add(id(node.attr))
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            not_reads.add(id(node.name))
+        elif isinstance(node, cst.Arg) and node.keyword is not None:
+            not_reads.add(id(node.keyword))
+        elif isinstance(node, cst.Call) and not nested and factory(node):
+            for arg in node.args:
+                keyword = arg.keyword
+                if keyword is not None and keyword.value == "device" and isinstance(arg.value, cst.Name):
+                    if arg.value.value == name:
+                        uses.append((node, statement))
+                        not_reads.add(id(arg.value))
+        elif isinstance(node, cst.Name) and node.value == name and id(node) not in not_reads:
+            return None
+        inner = nested or isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+        stack.extend((child, inner, statement) for child in reversed(list(iter_child_nodes(node))))
+    return uses
+
+
+def _statements_binding(body: cst.CSTNode, name: str) -> list[cst.CSTNode]:
+    """The statements of ``body`` (not of nested functions or classes) that bind ``name``."""
+    found: list[cst.CSTNode] = []
+    stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode]]] = [(body, None)]
+    while stack:
+        node, statement = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            statement = node
+        if statement is not None and any(
+            isinstance(n, cst.Name) and n.value == name for t in bound_targets(node) for n in walk(t)
+        ):
+            found.append(statement)
+        stack.extend((child, statement) for child in iter_child_nodes(node))
+    return found
