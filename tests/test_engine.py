@@ -476,3 +476,33 @@ def test_a_local_cuda_device_only_placing_what_a_tensor_parameter_sizes_is_its_d
     expected = device or "torch.device('cuda' if torch.cuda.is_available() else 'cpu')"
     assert f"    device = {expected}\n" in fixed
 
+
+_EVALUATE = (
+    "import torch\nimport torch.nn as nn\n\n\ndef run(model, inp, args):\n"
+    "    for b in range(inp.shape[0] // args.bs + 1):\n        model(inp[b * args.bs:(b + 1) * args.bs].cuda())\n\n\n"
+    "def evaluate(inp, args):\n    {binding}\n    model = nn.Linear(4, 4).cuda()\n    run(model, inp, args)\n"
+    "    return [model(inp[b * bs:(b + 1) * bs].cuda()) for b in range(inp.shape[0] // bs + 1)]\n\n\n"
+    "def train(inp):\n    return nn.Linear(4, 4).cuda()(inp.cuda())\n\n\n"
+    "if __name__ == '__main__':\n    train(torch.randn(10, 4))\n    evaluate(torch.randn(10, 4), parse())\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("binding", "kept"),
+    [
+        ("bs = 6 * torch.cuda.device_count()", 3),  # evaluate's own two moves, and run's (only evaluate calls it)
+        ("bs = args.bs = torch.cuda.device_count() * 6", 3),
+        ("args.bs = 6 * torch.cuda.device_count(); bs = 6", 3),
+        ("bs = 6 * max(1, torch.cuda.device_count())", 0),
+        ("bs = 6 if torch.cuda.device_count() > 1 else 4", 0),
+    ],
+)
+def test_a_function_dividing_by_the_number_of_gpus_keeps_its_moves(binding, kept):
+    """#17 class 3 (dgcnn's evaluate()): a batch size of ``6 * torch.cuda.device_count()`` is 0
+    without CUDA, a ZeroDivisionError where it divides: the function and those only it calls are
+    CUDA-only, their moves reported without a fix; train()'s are fixed."""
+    source = _EVALUATE.replace("{binding}", binding)
+    fixed = fix_source(source)
+    assert fixed.count(".cuda()") == kept
+    assert "    return nn.Linear(4, 4).to(device)(inp.to(device))\n" in fixed
+    assert len([f for f in lint_source(source) if f.code == "TDL001"]) == 5

@@ -13,6 +13,7 @@ from torchdevice_lint.analysis.evidence import is_type_test
 from torchdevice_lint.analysis.flow import FlowAnalysis, Scope
 from torchdevice_lint.analysis.guards import (
     beside_cuda_only_code,
+    in_code_sized_by_gpu_count,
     in_cuda_only_code,
     in_test_code,
     process_needs_cuda,
@@ -82,6 +83,8 @@ class FileAnalysis:
         )
         #: Whether the text may set the process up on the GPU (`guards.process_needs_cuda`).
         self._mentions_setup = self._mentions_waiting or any(word in text for word in _SETUP_WORDS)
+        #: Whether the text may size work by the number of GPUs (`guards.in_code_sized_by_gpu_count`).
+        self._mentions_gpu_count = "device_count" in text
         #: Classes of the project's files, seen from this one (see `analysis.project`).
         self.project = ProjectView(project or EMPTY_INDEX, path, text)
         self.flow = FlowAnalysis(module, self.imports, text, self.project)
@@ -119,7 +122,8 @@ class FileAnalysis:
 
     def beside_cuda_only_code(self, ancestors: Sequence[cst.CSTNode]) -> bool:
         """Whether the code at the end of ``ancestors`` only runs with code that waits for the
-        GPU (`guards.beside_cuda_only_code`), or in a module using project code that refuses
+        GPU (`guards.beside_cuda_only_code`), in a function that divides by the number of GPUs
+        (`guards.in_code_sized_by_gpu_count`), or in a module using project code that refuses
         tensors off CUDA (`ProjectView.uses_cuda_only_code`): its findings stay reported, without a fix."""
         if self._process_needs_cuda or self.project.uses_cuda_only_code:
             return True
@@ -132,7 +136,9 @@ class FileAnalysis:
 
     @functools.cached_property
     def _beside_cuda_only(self) -> frozenset[cst.FunctionDef]:
-        return beside_cuda_only_code(self.imports, self.module) if self._mentions_waiting else frozenset()
+        beside = beside_cuda_only_code(self.imports, self.module) if self._mentions_waiting else frozenset()
+        sized = in_code_sized_by_gpu_count(self.imports, self.module) if self._mentions_gpu_count else frozenset()
+        return beside | sized
 
     @functools.cached_property
     def _cuda_only_module(self) -> bool:

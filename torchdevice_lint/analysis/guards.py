@@ -12,7 +12,7 @@ import libcst as cst
 
 from torchdevice_lint.analysis.imports import ImportTable
 from torchdevice_lint.analysis.project import CUDA_ONLY_LIBRARIES
-from torchdevice_lint.analysis.tree import iter_child_nodes, walk
+from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes, walk
 
 #: Words in an ``if`` test or a decorator that make it a device choice.
 _DEVICE_WORDS = ("cuda", "gpu", "cpu", "device", "accelerator", "available", "mps")
@@ -195,6 +195,85 @@ def beside_cuda_only_code(imports: ImportTable, module: cst.Module) -> frozenset
                 found.add(function)
                 changed = True
     return frozenset(found - waiting)
+
+
+def in_code_sized_by_gpu_count(imports: ImportTable, module: cst.Module) -> frozenset[cst.FunctionDef]:
+    """Functions that cannot run without CUDA because they size work by the number of GPUs:
+    one that binds a name (or attribute) to ``torch.cuda.device_count()``, alone or times a
+    number, that divides (``n // bs``, ``/``, ``%``) or steps (``range(0, n, bs)``, ``x[::bs]``)
+    somewhere, as nowhere else is it bound: 0 without CUDA, a ZeroDivisionError or ValueError
+    (dgcnn's ``evaluate()``: ``args.eval_batch_size = 6 * torch.cuda.device_count()``, then
+    ``input.shape[0] // args.eval_batch_size`` in the functions it calls); and the module-level
+    functions only such functions call. A ``device_count() > 1`` test is no such use."""
+    bound: dict[str, list[Optional[cst.FunctionDef]]] = {}
+    divisors: dict[str, list[Optional[cst.FunctionDef]]] = {}
+    nodes = _nodes_by_function(module)
+    for owner, node in nodes:
+        for target in assignment_targets(node):
+            text = _EMPTY_MODULE.code_for_node(target)
+            gpu_count = isinstance(node, cst.Assign) and _is_gpu_count(imports, node.value)
+            bound.setdefault(text, []).append(owner if gpu_count else None)
+        for divisor in _divisors(node):
+            divisors.setdefault(_EMPTY_MODULE.code_for_node(divisor), []).append(owner)
+    found: set[cst.FunctionDef] = set()
+    for text, owners in bound.items():
+        owner = owners[0]
+        if owner is None or len(owners) > 1 or text not in divisors:
+            continue
+        if "." in text or owner in divisors[text]:  # a local divides in its own function
+            found.add(owner)
+    if not found:
+        return frozenset()
+    functions = {statement.name.value: statement for statement in module.body if isinstance(statement, cst.FunctionDef)}
+    callers: dict[str, set[Optional[cst.FunctionDef]]] = {}
+    for owner, node in nodes:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in functions:
+            callers.setdefault(node.func.value, set()).add(owner)
+    changed = True
+    while changed:
+        changed = False
+        for name, function in functions.items():
+            reached_from = callers.get(name)
+            if function not in found and reached_from and all(caller in found for caller in reached_from):
+                found.add(function)
+                changed = True
+    return frozenset(found)
+
+
+def _nodes_by_function(module: cst.Module) -> list[tuple[Optional[cst.FunctionDef], cst.CSTNode]]:
+    """Every node of ``module`` with the innermost function holding it (None: module-level code)."""
+    found: list[tuple[Optional[cst.FunctionDef], cst.CSTNode]] = []
+    stack: list[tuple[Optional[cst.FunctionDef], cst.CSTNode]] = [(None, module)]
+    while stack:
+        owner, node = stack.pop()
+        found.append((owner, node))
+        inner = node if type(node) is cst.FunctionDef else owner
+        stack.extend((inner, child) for child in iter_child_nodes(node))
+    return found
+
+
+def _is_gpu_count(imports: ImportTable, value: cst.BaseExpression) -> bool:
+    """``torch.cuda.device_count()``, alone or times an integer (``6 * torch.cuda.device_count()``)."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+        if isinstance(value.left, cst.Integer):
+            value = value.right
+        elif isinstance(value.right, cst.Integer):
+            value = value.left
+    return isinstance(value, cst.Call) and not value.args and imports.qualified_name(value.func) == "torch.cuda.device_count"
+
+
+def _divisors(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """What ``node`` divides by or steps by: the right of ``//``, ``/``, ``%`` (and their
+    augmented forms), ``range``'s third argument, a slice's step."""
+    if isinstance(node, (cst.BinaryOperation, cst.AugAssign)) and isinstance(
+        node.operator, (cst.FloorDivide, cst.Divide, cst.Modulo, cst.FloorDivideAssign, cst.DivideAssign, cst.ModuloAssign)
+    ):
+        return [node.right if isinstance(node, cst.BinaryOperation) else node.value]
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range" and len(node.args) == 3:
+        return [node.args[2].value]
+    if isinstance(node, cst.Slice) and node.step is not None:
+        return [node.step]
+    return []
 
 
 #: ``torch.cuda`` calls that need a GPU to set the process up: choosing or reading the current
