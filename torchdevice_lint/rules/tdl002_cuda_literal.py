@@ -12,11 +12,11 @@ from torchdevice_lint.analysis.guards import (
     in_test_code,
     under_device_check,
 )
+from torchdevice_lint.analysis.loads import computes_with_result, feeds_load_state_dict
 from torchdevice_lint.analysis.tree import bound_targets, iter_child_nodes, positional_arguments, string_value, walk
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import expression
-from torchdevice_lint.rules.tdl005_load_without_map_location import computes_with_result, feeds_load_state_dict
 
 
 class CudaLiteral(Rule):
@@ -615,7 +615,7 @@ class CudaLiteral(Rule):
             return None
         ancestors = self.context.ancestors[:-2]
         fed = feeds_load_state_dict(ancestors)
-        if fed is None or computes_with_result(self.analysis, ancestors):
+        if fed is None or computes_with_result(self.analysis.imports, ancestors):
             return None
         return Safety.SAFE if fed else Safety.UNSAFE
 
