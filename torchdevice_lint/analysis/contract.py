@@ -13,7 +13,9 @@ import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.imports import ImportTable, dotted_name
+from torchdevice_lint.analysis.semantics import device_argument_place
 from torchdevice_lint.analysis.tree import walk
+from torchdevice_lint.analysis.values import Place, Value
 
 #: Functions that build batches on the CPU, before anything moves them.
 _DATA_LOADING_FUNCTIONS = ("__getitem__", "__iter__", "__next__", "collate")
@@ -116,3 +118,44 @@ def _users_by_name(module: cst.Module) -> dict[str, set[Optional[str]]]:
             if isinstance(node, cst.Name):
                 users.setdefault(node.value, set()).add(owner)
     return users
+
+
+def cpu_chosen(ancestors: Sequence[cst.CSTNode], values: dict[cst.CSTNode, Value]) -> bool:
+    """The code chose the CPU for the tensor a factory call makes (``ancestors``: the call's,
+    its parent last): moved to the host at once, or made in the CPU branch of an ``is_cuda``
+    test. TDL003 asks no ``device=`` there, and TDL006 gives its replacement of a legacy
+    constructor no caller's device."""
+    return _placed_on_the_host(ancestors, values) or _in_a_cpu_branch(ancestors)
+
+
+def _placed_on_the_host(ancestors: Sequence[cst.CSTNode], values: dict[cst.CSTNode, Value]) -> bool:
+    """``torch.zeros(n).cpu()``, ``.to("cpu")``: the code states the CPU for this tensor
+    (the branch of an availability test without CUDA); ``device=`` would be moved back."""
+    if len(ancestors) < 2:
+        return False
+    attribute, call = ancestors[-1], ancestors[-2]
+    if not (isinstance(attribute, cst.Attribute) and isinstance(call, cst.Call) and call.func is attribute):
+        return False
+    if attribute.attr.value == "cpu":
+        return True
+    target = call.args[0].value if attribute.attr.value == "to" and call.args else None
+    return target is not None and device_argument_place(target, values) is Place.CPU
+
+
+def _in_a_cpu_branch(ancestors: Sequence[cst.CSTNode]) -> bool:
+    """In the branch an ``is_cuda`` test takes for a CPU tensor: the ``else`` of ``if
+    x.is_cuda:`` (or of ``... if x.is_cuda else ...``), the body of ``if not x.is_cuda:``
+    (few-shot-vid2vid's ``torch.cuda.ByteTensor`` / ``torch.ByteTensor`` pair, whose CPU
+    half TDL006 rewrites to ``torch.empty``): the code already chose the CPU there."""
+    for index, ancestor in enumerate(ancestors[:-1]):
+        if not isinstance(ancestor, (cst.If, cst.IfExp)):
+            continue
+        test, negated = ancestor.test, False
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, negated = test.expression, True
+        if not (isinstance(test, cst.Attribute) and test.attr.value == "is_cuda"):
+            continue
+        child = ancestors[index + 1]
+        if (child is ancestor.orelse) != negated and child is not ancestor.test:
+            return True
+    return False

@@ -3,9 +3,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
-from torchdevice_lint.analysis.semantics import device_argument_place
+from torchdevice_lint.analysis.contract import cpu_chosen
 from torchdevice_lint.analysis.tree import walk
-from torchdevice_lint.analysis.values import Place
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import factory_on_device
@@ -263,7 +262,7 @@ class FactoryWithoutDevice(Rule):
             return  # meets nothing (most calls): the checks below would only say so later
         if self.analysis.qualified_name(node.func) in torch_api.LEGACY_TENSOR_TYPES:
             return  # TDL006's, which places its replacement as this rule would
-        if self._uninitialised_placeholder(node) or cpu_chosen(self, node):
+        if self._uninitialised_placeholder(node) or cpu_chosen(self.context.ancestors, self.analysis.flow.values):
             return
         meeting = self.analysis.meeting_for_origin(node)
         if meeting is None:
@@ -336,40 +335,3 @@ class FactoryWithoutDevice(Rule):
 def _names(node: cst.BaseExpression, name: str) -> bool:
     return isinstance(node, cst.Name) and node.value == name
 
-
-def cpu_chosen(rule: Rule, node: cst.Call) -> bool:
-    """The code chose the CPU for the tensor ``node`` makes (moved to the host at once, or made
-    in the CPU branch of an ``is_cuda`` test): no ``device=`` is asked for. TDL006 asks the same
-    before giving its replacement of a legacy constructor the caller's device."""
-    return _placed_on_the_host(rule, node) or _in_a_cpu_branch(rule)
-
-
-def _placed_on_the_host(rule: Rule, node: cst.Call) -> bool:
-    """``torch.zeros(n).cpu()``, ``.to("cpu")``: the code states the CPU for this tensor
-    (the branch of an availability test without CUDA); ``device=`` would be moved back."""
-    attribute, call = rule.context.parent(), rule.context.parent(2)
-    if not (isinstance(attribute, cst.Attribute) and isinstance(call, cst.Call) and call.func is attribute):
-        return False
-    if attribute.attr.value == "cpu":
-        return True
-    target = call.args[0].value if attribute.attr.value == "to" and call.args else None
-    return target is not None and device_argument_place(target, rule.analysis.flow.values) is Place.CPU
-
-def _in_a_cpu_branch(rule: Rule) -> bool:
-    """In the branch an ``is_cuda`` test takes for a CPU tensor: the ``else`` of ``if
-    x.is_cuda:`` (or of ``... if x.is_cuda else ...``), the body of ``if not x.is_cuda:``
-    (few-shot-vid2vid's ``torch.cuda.ByteTensor`` / ``torch.ByteTensor`` pair, whose CPU
-    half TDL006 rewrites to ``torch.empty``): the code already chose the CPU there."""
-    ancestors = rule.context.ancestors
-    for index, ancestor in enumerate(ancestors[:-1]):
-        if not isinstance(ancestor, (cst.If, cst.IfExp)):
-            continue
-        test, negated = ancestor.test, False
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            test, negated = test.expression, True
-        if not (isinstance(test, cst.Attribute) and test.attr.value == "is_cuda"):
-            continue
-        child = ancestors[index + 1]
-        if (child is ancestor.orelse) != negated and child is not ancestor.test:
-            return True
-    return False

@@ -5,12 +5,12 @@ from typing import Optional
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.contract import cpu_chosen
 from torchdevice_lint.analysis.tree import bound_targets, string_value, walk
 from torchdevice_lint.analysis.values import Kind
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import append_argument, argument, expression
-from torchdevice_lint.rules.tdl003_factory_without_device import cpu_chosen
 from torchdevice_lint.wrapping import UNCONFIGURED_LINE_LENGTH
 
 #: Methods whose result is a size: ``x.size()``, ``x.size(0)``, ``x.numel()``, ``x.dim()``, and
@@ -398,7 +398,7 @@ class LegacyConstructor(Rule):
         device of the argument it is computed with, or the device in scope."""
         if not qualified.startswith("torch.cuda."):
             caller = self.analysis.caller_device_meeting(constructor, self.context.ancestors, self.context.statement())
-            if caller is not None and caller.source is not None and not cpu_chosen(self, constructor):
+            if caller is not None and caller.source is not None and not cpu_chosen(self.context.ancestors, self.analysis.flow.values):
                 # TDL003 would ask the new factory for the caller's device: written here, unsafe
                 # as TDL003's fix, so that the fix's output is not reported again.
                 placed = append_argument(call, argument(expression(f"{caller.source}.device"), "device"))
