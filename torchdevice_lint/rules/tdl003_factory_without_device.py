@@ -334,4 +334,3 @@ class FactoryWithoutDevice(Rule):
 
 def _names(node: cst.BaseExpression, name: str) -> bool:
     return isinstance(node, cst.Name) and node.value == name
-
