@@ -30,6 +30,7 @@ from torchdevice_lint.analysis.meetings import MeetingLog
 from torchdevice_lint.analysis.project import ProjectView
 from torchdevice_lint.analysis.scopes import ClassInfo, FunctionOrModule, Scope
 from torchdevice_lint.analysis.semantics import (
+    as_index,
     combine,
     compares_two_tensors,
     device_argument_place,
@@ -604,10 +605,8 @@ class FlowAnalysis:
             receiver = self._evaluate(target.value, scope)
             if receiver.is_cpu_factory_tensor and value.kind is Kind.TENSOR and not value.is_cpu_factory_tensor:
                 self._filled.update(receiver.origins)  # ``k[..., :n] = x1 @ x2.t()``: it holds computed values
-            elements = [e.slice.value for e in target.slice if isinstance(e.slice, cst.Index)]
-            element_values = [self._evaluate(element, scope) for element in elements]
-            # A 0-dim index (``x[n - 1] = v``, ``n`` a slice bound) selects, as an integer does.
-            indices = [(e, v) for e, v in zip(elements, element_values) if not self._scalar_index(e, scope)]
+            element_values = [self._evaluate(e.slice.value, scope) for e in target.slice if isinstance(e.slice, cst.Index)]
+            indices = self._tensor_indices(target, element_values, scope)
             if any(index.kind is Kind.TENSOR for _, index in indices):
                 # ``x[index] = value`` with a tensor index puts values in place: ``value`` must
                 # live where ``x`` does (basic slicing copies, and may cross devices); a CPU
@@ -692,8 +691,8 @@ class FlowAnalysis:
                 return Value(Kind.MODULE, receiver.place)  # an element of a ModuleList
             if receiver.is_cpu_factory_tensor:
                 # A device index into a CPU tensor raises (the reverse is allowed).
-                indices = [(e.slice.value, self.values.get(e.slice.value, UNKNOWN))
-                           for e in node.slice if isinstance(e.slice, cst.Index) and not self._scalar_index(e.slice.value, scope)]
+                indices = self._tensor_indices(node, [self.values.get(e.slice.value, UNKNOWN) for e in node.slice
+                                                      if isinstance(e.slice, cst.Index)], scope)
                 self._record_meeting(node, [(node.value, receiver), *indices])
             if receiver.kind is Kind.TENSOR:
                 if only_slices(node):
@@ -1063,6 +1062,13 @@ class FlowAnalysis:
         if body is None:
             body = self._bodies[function] = FunctionBody(function)
         return body
+
+    def _tensor_indices(self, node: cst.Subscript, values: list[Value], scope: Scope) -> list[tuple[cst.BaseExpression, Value]]:
+        """The indices of ``node`` (its ``Index`` elements, with their ``values``) that take part in
+        its meeting, each as an index (`semantics.as_index`). A 0-dim index (``x[n - 1]``, ``n`` a
+        slice bound) selects, as an integer does, and takes no part."""
+        elements = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+        return [(e, as_index(v)) for e, v in zip(elements, values) if not self._scalar_index(e, scope)]
 
     def _scalar_index(self, node: cst.BaseExpression, scope: Scope) -> bool:
         """A 0-dim index by use (`evidence.is_scalar_index`): not a device index into a CPU tensor."""

@@ -3,6 +3,7 @@ tensor, which factories make 0-dim tensors, what an operation on several operand
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
 import libcst as cst
@@ -95,6 +96,16 @@ def combine(values: Sequence[Value]) -> Value:
             elsewhere=nearest_device(value.elsewhere for value in tensors),
         )
     return Value(Kind.TENSOR)
+
+
+def as_index(value: Value) -> Value:
+    """What an index tensor brings to the subscript it indexes (``x[i, j]``, ``x[i] = v``): its
+    place, not its factories. An index may stay on the CPU whatever device ``x`` is on, next to a
+    device index too (``gpu_t[cpu_idx, gpu_idx]``); only ``x`` (a device index into a CPU ``x``
+    raises) and an assigned value meet the others there."""
+    if not (value.origins or value.scalar_origins):
+        return value
+    return replace(value, origins=frozenset(), scalar_origins=frozenset())
 
 
 def tensor_arguments(argument_values, values: dict, lengths_allowed: bool = True):

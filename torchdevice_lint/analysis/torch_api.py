@@ -129,7 +129,6 @@ COMBINING_METHODS = frozenset(
         "bmm",
         "masked_fill",
         "masked_fill_",
-        "copy_",
         "lerp",
         "lerp_",
         "maximum",
@@ -244,6 +243,9 @@ TENSOR_FUNCTIONS = COMBINING_FUNCTIONS | frozenset(
 #: Tensor methods that return a tensor on the receiver's device.
 TENSOR_RETURNING_METHODS = COMBINING_METHODS | frozenset(
     {
+        # ``dst.copy_(src)`` copies across devices (CPU to CUDA and back) and returns ``dst``:
+        # its source meets nothing.
+        "copy_",
         "float",
         "half",
         "double",

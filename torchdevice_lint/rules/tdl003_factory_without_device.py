@@ -34,8 +34,9 @@ class FactoryWithoutDevice(Rule):
     Not flagged, because PyTorch accepts them or they follow their source: `*_like(x)`,
     `x.new_*()`, factories moved before use (`torch.ones(3).to(device)`) or placed on the CPU
     on purpose (`torch.zeros(n).cpu()` in the branch without CUDA), 0-dim scalars
-    (`torch.tensor(2.0)`), CPU index tensors used to index a device tensor, and code that
-    never places anything on a device. Nor is code that shows it runs on the CPU: data loading
+    (`torch.tensor(2.0)`), CPU index tensors used to index a device tensor (next to a device
+    index too: `x[rows, cols]`; a device index into a CPU factory is flagged), the source of
+    `dst.copy_(src)` (which copies across devices), and code that never places anything on a device. Nor is code that shows it runs on the CPU: data loading
     (`__getitem__`, collate functions), a function asserting a CPU tensor type
     (`assert isinstance(edge_index, torch.LongTensor)`), tests and the helpers only tests use.
 
