@@ -899,6 +899,43 @@ def test_an_argument_a_project_module_only_converts_to_python_values_meets_nothi
     assert _findings(tmp_path) == expected
 
 
+REFERENCE_LOSS = """\
+    import torch
+
+
+    class ReferenceLoss(torch.nn.Module):
+        def __init__(self, cuda=False):
+            super().__init__()
+            self.cuda_ = cuda
+
+        def forward(self, features, classes):
+            if self.cuda_:
+                return features
+            return {body}
+
+
+    def compare(device):
+        loss = ReferenceLoss(cuda=False)
+        embeddings = torch.randn(32, 4).to(device)
+        labels = torch.randint(0, 5, size=(32,))
+        return loss(embeddings, labels)
+    """
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [("classes", []), ("features, classes", []), ("features * classes[:, None]", ["loss.py:18"])],
+)
+def test_an_argument_a_project_module_returns_as_given_meets_nothing(tmp_path, body, expected):
+    """A module of the file whose ``forward`` returns a parameter as it came (shape from a
+    held-out read: a test's reference loss, not moved, given CPU labels next to device
+    embeddings): the labels meet nothing there. Still reported where forward combines them."""
+    write(tmp_path, {"loss.py": REFERENCE_LOSS.format(body=body)})
+    assert _findings(tmp_path) == expected
+    returned = scan(textwrap.dedent(REFERENCE_LOSS.format(body=body))).host_only_inputs
+    assert returned == ({} if expected else {"ReferenceLoss": (0, 1)})
+
+
 def test_scan_reads_what_refuses_tensors_off_cuda():
     """A function, or a class's ``forward``, that asserts ``x.is_cuda`` or raises when it is not
     (a CuPy kernel's autograd Function) refuses the CPU, and so do the file's functions and

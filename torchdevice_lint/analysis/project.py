@@ -88,10 +88,14 @@ _HOST_METHODS = frozenset({"tolist", "item", "numpy"})
 _HOST_CHAIN = frozenset({"detach", "cpu"})
 #: Builtins whose result is a Python value: ``len(p)``, ``int(p)``.
 _HOST_BUILTINS = frozenset({"len", "int", "float"})
-#: What a host conversion looks like in a line: ``p.cpu().numpy()``, ``len(p)`` (to spare tokenizing others).
+#: What a host conversion (or a return as given) looks like in a line: ``p.cpu().numpy()``,
+#: ``len(p)``, ``return p`` (to spare tokenizing others).
 _HOST_USE = re.compile(
     r"\b(\w+)[ \t]*(?:\.(?:detach|cpu)\(\))*\.(?:tolist|item|numpy)\(\)|\b(?:len|int|float)\([ \t]*(\w+)[ \t]*\)"
+    r"|\breturn[ \t]+(\w+)\b"
 )
+#: Words that may follow a returned name and still combine it (``return p in q``): not a return as given.
+_COMBINING_WORDS = frozenset({"and", "or", "in", "is", "not"})
 #: A line that refuses a tensor off CUDA: ``assert x.is_cuda``, ``assert(x.is_cuda == True)``,
 #: ``assert x.device.type == "cuda"``, or ``if not x.is_cuda:`` / ``elif x.is_cuda == False:``
 #: followed by ``raise`` (a CuPy or compiled kernel's autograd Function).
@@ -139,7 +143,8 @@ class FileFacts:
     #: Compiled extensions the file (a ``setup.py``) builds from CUDA sources: ``pkg.ops._cuda_ext``.
     cuda_extensions: frozenset[str] = frozenset()
     #: Class name -> the positions (after ``self``) of the parameters of its own ``forward`` that
-    #: it only turns into Python values (``p.tolist()``, ``len(p)``): a tensor given there meets nothing.
+    #: it only turns into Python values (``p.tolist()``, ``len(p)``) or returns as given (``return
+    #: p``): a tensor given there meets nothing.
     host_only_inputs: dict[str, tuple[int, ...]] = field(default_factory=dict)
     #: Top-level functions and classes that refuse tensors off CUDA: a function, or a class's
     #: ``forward``, that asserts ``x.is_cuda`` or raises when ``not x.is_cuda`` (a CuPy or compiled
@@ -281,9 +286,10 @@ def _host_only_inputs(text: str, class_spans: list) -> dict[str, tuple[int, ...]
 def _host_only_positions(text: str, start: int, end: int, indent: int) -> tuple[int, ...]:
     """The positional parameters (after ``self``) of the method at ``start`` whose every use is a
     conversion to Python values: ``p.tolist()``, ``p.item()``, ``p.numpy()`` (after ``.detach()``
-    or ``.cpu()``), ``len(p)``, ``int(p)``, ``float(p)``. One use at least; a parameter passed on,
-    combined, indexed or bound again is not. Read from the method's tokens (strings and comments
-    do not count), nested functions included."""
+    or ``.cpu()``), ``len(p)``, ``int(p)``, ``float(p)``, or a return as given (``return p``,
+    ``return p, q``: the caller gets its own tensor back). One use at least; a parameter passed
+    on, combined, indexed or bound again is not. Read from the method's tokens (strings and
+    comments do not count), nested functions included."""
     stop = text.find("\n", start)
     while 0 <= stop < end:  # the method ends at the next line indented no deeper than its ``def``
         following = text.find("\n", stop + 1)
@@ -293,7 +299,7 @@ def _host_only_positions(text: str, start: int, end: int, indent: int) -> tuple[
             break
         stop = following
     source = text[start : stop if 0 <= stop < end else end]
-    if not any(marker in source for marker in (".tolist()", ".item()", ".numpy()", "len(", "int(", "float(")):
+    if not any(marker in source for marker in (".tolist()", ".item()", ".numpy()", "len(", "int(", "float(", "return")):
         return ()
     signature = re.match(r"[ \t]*def[ \t]+forward[ \t]*\(([^)]*)", source)
     written = set(re.findall(r"(?:^|,)[ \t\n]*(\w+)", signature.group(1))) if signature else set()
@@ -345,6 +351,13 @@ def _host_use(strings: list[str], index: int) -> bool:
     values there and used no further."""
     if index and strings[index - 1] == ".":
         return True  # ``self.p``, ``other.p``: an attribute, not the parameter
+    before = index - 1
+    while before >= 2 and strings[before] == "," and strings[before - 1].isidentifier():
+        before -= 2  # ``return q, p``: names before it in the returned tuple
+    if before >= 0 and strings[before] == "return":
+        # ``return p``, ``return p, q`` (then the next statement, if any): given back as it came.
+        following = strings[index + 1] if index + 1 < len(strings) else None
+        return following is None or following == "," or (following.isidentifier() and following not in _COMBINING_WORDS)
     if index >= 2 and strings[index - 1] == "(" and strings[index - 2] in _HOST_BUILTINS:
         return (index < 3 or strings[index - 3] != ".") and strings[index + 1 : index + 2] == [")"]
     at = index + 1
@@ -579,7 +592,7 @@ class ProjectClass:
     #: For such a class: its methods that return a new object of the class (``compose``).
     makers: frozenset[str] = frozenset()
     #: The positions (after ``self``) of its own ``forward``'s parameters that it only turns
-    #: into Python values (``p.tolist()``): a tensor given there meets nothing.
+    #: into Python values (``p.tolist()``) or returns as given: a tensor given there meets nothing.
     host_only_inputs: tuple[int, ...] = ()
 
     @property

@@ -146,6 +146,10 @@ class FactoryWithoutDevice(Rule):
         "import torch\nfrom torch import nn\n\n\nclass Gather(nn.Module):\n    def forward(self, feats, index):\n"
         "        return feats[:, index.tolist()]\n\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
         "x = torch.ones(2, 3, device=device)\ny = Gather()(x, torch.arange(3))\n",
+        # nor one whose forward returns it as given
+        "import torch\nfrom torch import nn\n\n\nclass Reference(nn.Module):\n    def forward(self, feats, labels):\n"
+        "        return labels\n\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "x = torch.ones(2, 3, device=device)\ny = Reference()(x, torch.randint(0, 5, (2,)))\n",
     )
     invalid = (
         # a parameter typed as a tensor by its docstring only
