@@ -638,6 +638,17 @@ class FlowAnalysis:
         elif owner.is_module and value.kind in (Kind.TENSOR, Kind.MODULE):
             value = value.moved_to(Place.DEVICE)
         previous = owner.attributes.get(name)
+        if is_none(source):
+            # ``self.probs = None``: a placeholder (or a slot emptied) beside the tensor that other
+            # assignments keep there, whose conversions still return copies.
+            if previous is None:
+                owner.placeholders.add(name)
+            elif previous.kind is Kind.TENSOR:
+                return
+        elif name in owner.placeholders:
+            owner.placeholders.discard(name)
+            if value.kind is Kind.TENSOR:
+                previous = None
         if previous is not None and self._wraps_attribute(source, name):
             # ``self.grid = nn.Parameter(self.grid)``: the tensor kept there becomes the module's
             # parameter and moves with it (nn.Module takes only Parameters under that name now).

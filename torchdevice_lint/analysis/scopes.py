@@ -37,6 +37,9 @@ class ClassInfo:
     #: ``forward`` (and the other entry points) with the methods they call on ``self``: where
     #: the module runs on its device. Elsewhere (``__init__``, setup helpers) it may not yet.
     running_methods: set[str] = field(default_factory=set)
+    #: Attributes assigned only ``None`` so far (``self.probs, self.alias = None, None`` in
+    #: ``__init__``): a placeholder, which a tensor assigned later replaces.
+    placeholders: set[str] = field(default_factory=set)
 
     @property
     def converts_in_place(self) -> bool:

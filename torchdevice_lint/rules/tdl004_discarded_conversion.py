@@ -59,7 +59,10 @@ class DiscardedConversion(Rule):
     gathers (`qlayers = get_layers(model); qlayers[name].to("cpu")`) or what
     `named_modules()`/`named_children()` list. An item looked up with `.get()`
     (`node_idx = kwargs.get("node_idx")`) is what the same item read with `[]` is, not what a
-    builder named `get_...` makes. An attribute or item is what the last assignment
+    builder named `get_...` makes. An attribute of the class that its methods assign tensors (a
+    factory, a `torch.*` result) is a tensor, beside a `None` placeholder too (`self.probs = None`
+    in `__init__`, `self.probs = torch.zeros(k)` in a setup method); `self.<layer>` assigned a
+    module or an unknown object stays a module. An attribute or item is what the last assignment
     to it before the statement made it: `self.linear.weight = bnb.nn.Params4bit(...)` replaces
     the Linear's weight tensor by an object of another class, whose `cuda()` quantizes it in place.
     So is a name, when one plain assignment certainly reaches the statement (the last one before
