@@ -1109,3 +1109,41 @@ def test_indexes_sharing_scanned_facts_scan_a_file_again_only_when_its_text_chan
     real = str(base.resolve())
     assert changed.files[real] is not first.files[real]
     assert changed.fingerprint == ProjectIndex.build(paths).fingerprint != first.fingerprint
+
+
+def test_a_module_importing_an_ffi_cuda_extension_of_the_project_is_cuda_only(tmp_path):
+    """fpn.pytorch's RoI crop (#17, pass 10a class 3): build.py builds ``_ext.roi_crop`` with the old
+    ``torch.utils.ffi.create_extension(..., with_cuda=with_cuda)`` after ``with_cuda = True``; the
+    function imports ``from .._ext import roi_crop`` and calls its ``*_cuda`` kernel, so its
+    ``.cuda()`` is left alone. A CPU-only ffi build (``with_cuda=False``) says nothing."""
+    build = """\
+        import os
+        import torch
+        from torch.utils.ffi import create_extension
+
+        sources = ['src/roi_crop.c']
+        with_cuda = False
+        if torch.cuda.is_available():
+            sources += ['src/roi_crop_cuda.c']
+            with_cuda = True
+        ffi = create_extension(
+            '_ext.roi_crop',
+            sources=sources,
+            relative_to=__file__,
+            with_cuda=with_cuda,
+        )
+        """
+    crop = """\
+        import torch
+        from .._ext import roi_crop
+
+
+        def compare(a, b):
+            a = a.cuda()
+            roi_crop.BilinearSamplerBHWD_updateOutput_cuda(a, b, b)
+            return a
+        """
+    write(tmp_path, {"lib/roi_crop/build.py": build, "lib/roi_crop/functions/crop.py": crop})
+    assert view_of(tmp_path, "lib/roi_crop/functions/crop.py").needs_cuda
+    write(tmp_path, {"lib/roi_crop/build.py": build.replace("    with_cuda = True\n", "    pass\n")})
+    assert not view_of(tmp_path, "lib/roi_crop/functions/crop.py").needs_cuda

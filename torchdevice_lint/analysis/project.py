@@ -82,6 +82,11 @@ _RAISES_WITHOUT_CUDA = re.compile(r"^[ \t]*raise\b.*\b(?:cuda|CUDA|Cuda|GPU|gpu)
 #: A compiled extension built from CUDA sources (a ``setup.py``'s ``CUDAExtension("pkg._ext", ...)``):
 #: a module importing it at module level runs its kernels, which exist only for CUDA tensors.
 _CUDA_EXTENSION = re.compile(r"\bCUDAExtension[ \t]*\([ \t\n]*(?:name[ \t]*=[ \t]*)?[rbu]?['\"]([\w.]+)['\"]")
+
+#: The old ``torch.utils.ffi`` build (fpn.pytorch's ``create_extension('_ext.roi_crop', ...,
+#: with_cuda=with_cuda)``): CUDA only where the file also sets ``with_cuda = True`` somewhere.
+_FFI_EXTENSION = re.compile(r"\bcreate_extension[ \t]*\([ \t\n]*(?:name[ \t]*=[ \t]*)?[rbu]?['\"]([\w.]+)['\"]")
+_FFI_WITH_CUDA = re.compile(r"\bwith_cuda[ \t]*=[ \t]*True\b")
 #: Calls that turn a tensor into Python values (or a host copy read as such) and end its life as a tensor.
 _HOST_METHODS = frozenset({"tolist", "item", "numpy"})
 #: Calls a host conversion may follow: ``p.detach().cpu().numpy()``.
@@ -223,7 +228,7 @@ def scan(text: str) -> FileFacts:
         needs_cuda,
         frozenset(device_functions),
         frozenset(top_level_imports.values()),
-        _cuda_extensions(text) if "CUDAExtension" in text else frozenset(),
+        _cuda_extensions(text) if "CUDAExtension" in text or "create_extension" in text else frozenset(),
         _host_only_inputs(text, class_spans) if "def forward" in text else {},
         _refuses_cpu(text, tops) if "is_cuda" in text or "device.type" in text else frozenset(),
     )
@@ -379,6 +384,8 @@ def _cuda_extensions(text: str) -> frozenset[str]:
     ``extension('_ext', ...)`` where the file also raises when CUDA is missing (``raise
     NotImplementedError('Cuda is not available')``): its C++ build has no CPU path either."""
     found = set(_CUDA_EXTENSION.findall(text))
+    if _FFI_WITH_CUDA.search(text):
+        found.update(_FFI_EXTENSION.findall(text))
     if _RAISES_WITHOUT_CUDA.search(text):
         for variable in set(_CUDA_EXTENSION_SWITCH.findall(text)):
             called = re.compile(rf"\b{re.escape(variable)}[ \t]*\([ \t\n]*(?:name[ \t]*=[ \t]*)?[rbu]?['\"]([\w.]+)['\"]")
