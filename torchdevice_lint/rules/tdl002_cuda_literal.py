@@ -82,7 +82,8 @@ class CudaLiteral(Rule):
     `map_location` of a `torch.load` whose result only goes to a `load_state_dict` (directly, or
     through the name it is assigned to) becomes `"cpu"`, as TDL005 writes for a load without one:
     `load_state_dict` copies onto the parameters' device (safe directly, unsafe through a name).
-    f-strings such as `f"cuda:{rank}"` are reported without a fix.
+    Device strings built at run time (`f"cuda:{i}"`, `"cuda:{}".format(i)`, `"cuda:%d" % i`,
+    also inside `torch.device(...)`) are reported without a fix.
     """
 
     code = "TDL002"
@@ -108,6 +109,7 @@ class CudaLiteral(Rule):
         'print("running on cuda")',
         'x = x.to("cpu")',
         'device = f"cuda:{local_rank}"',
+        'import torch\n\ndevice = torch.device("cuda:{}".format(args.local_rank))\n',
         'props = torch.cuda.get_device_properties(torch.device("cuda"))',
         'def setup(self):\n    if not torch.cuda.is_available():\n        return\n    self.device = torch.device("cuda")',
         'def test_to_device():\n    if not torch.cuda.is_available():\n        pytest.skip("CUDA not available")\n'
@@ -209,6 +211,11 @@ class CudaLiteral(Rule):
             "model = Net().to(device)\n",
         ),
         Invalid('x = x.to(f"cuda:{i}")\n'),
+        Invalid(  # device strings built at run time: reported, the index left to the author
+            'import torch\n\na = torch.device("cuda:{}".format(i))\nb = torch.device("cuda:%d" % i)\n'
+            'c = torch.device(f"cuda:{i}")\n',
+            count=3,
+        ),
         Invalid(
             'import torch\n\ndef fit(model, device="cuda"):\n    model.to(device)\n\nfit(net)\n',
             'import torch\n\ndef fit(model, device="cuda" if torch.cuda.is_available() else "cpu"):\n'
@@ -357,6 +364,9 @@ class CudaLiteral(Rule):
         if isinstance(node, cst.Call):
             args = positional_arguments(node)
             text = string_value(args[0]) if args else None
+            if text is None and args:
+                built = _formatted_cuda_string(args[0])
+                return None if built is None else f"torch.device({built})"
             if text is None or not names_cuda(text) or (len(args) > 1 and _mentions_rank(args[1])):
                 return None
             return f"torch.device({text!r})"
@@ -560,6 +570,8 @@ class CudaLiteral(Rule):
     def _fix(self, node: cst.BaseExpression, literal: str, parent: Optional[cst.CSTNode]) -> Optional[Fix]:
         if isinstance(node, cst.FormattedString):
             return None
+        if isinstance(node, cst.Call) and string_value(positional_arguments(node)[0]) is None:
+            return None  # torch.device(f"cuda:{i}"): which index the code meant is left to its author
         has_index = ":" in literal or (isinstance(node, cst.Call) and len(node.args) > 1)
         safety = Safety.UNSAFE if has_index else Safety.SAFE
         assigned_device_object = isinstance(node, cst.Call) and (
@@ -768,6 +780,31 @@ def _children_with_role(node: cst.CSTNode) -> list[tuple[cst.CSTNode, bool]]:
     if isinstance(node, cst.AssignTarget):
         return []
     return [(child, False) for child in node.children]
+
+
+def _formatted_cuda_string(node: cst.BaseExpression) -> Optional[str]:
+    """A CUDA device string built at run time, as the message shows it: ``f"cuda:{i}"``,
+    ``"cuda:{}".format(i)``, ``"cuda:%d" % i``; None for anything else, and for a process's own
+    device (``f"cuda:{local_rank}"``, `_mentions_rank`)."""
+    filled: list[cst.BaseExpression]
+    if isinstance(node, cst.FormattedString):
+        first = node.parts[0] if node.parts else None
+        if not (isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda")):
+            return None
+        shown, filled = f"f{node.start[-1]}{first.value}...{node.end}", [node]
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "format":
+        template = string_value(node.func.value)
+        if template is None or not template.startswith("cuda"):
+            return None
+        shown, filled = f"{template!r}.format(...)", [arg.value for arg in node.args]
+    elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+        template = string_value(node.left)
+        if template is None or not template.startswith("cuda"):
+            return None
+        shown, filled = f"{template!r} % ...", [node.right]
+    else:
+        return None
+    return None if any(_mentions_rank(part) for part in filled) else shown
 
 
 def _mentions_rank(expression: cst.BaseExpression) -> bool:
