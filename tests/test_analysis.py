@@ -240,3 +240,24 @@ def test_walk_leaves_out_whitespace_and_nothing_else():
         assert [id(node) for node in walk(module)] == [id(node) for node in every_node(module)], path
         checked += 1
     assert checked > 100
+
+
+@pytest.mark.parametrize(
+    ("imported", "test_code"),
+    [
+        ("from model.test import im_detect", False),
+        ("from lib.testbed import run", False),
+        ("import pytest", True),
+        ("from unittest import mock", True),
+        ("from torch.testing import assert_close", True),
+        ("from tests.helpers import tiny_model", True),
+        ("from test_utils import seed", True),
+        ("from common.test_utils import seed", True),
+    ],
+)
+def test_only_test_frameworks_utilities_and_leading_test_packages_make_test_code(imported, test_code):
+    from torchdevice_lint import lint_source
+
+    source = f"import torch\n{imported}\n\nnet = torch.nn.Linear(2, 2)\nnet.load_state_dict(torch.load('x.pth'))\n"
+    reported = any(f.code == "TDL005" for f in lint_source(source))
+    assert reported is not test_code

@@ -436,8 +436,17 @@ def in_test_code(imports: ImportTable, ancestors: Sequence[cst.CSTNode]) -> bool
     for node in ancestors:
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and "test" in node.name.value.lower():
             return True
-    return any(
-        part in ("pytest", "unittest") or part.startswith("test")
-        for full in imports.aliases.values()
-        for part in full.split(".")
-    )
+    return any(_imports_test_code(full) for full in imports.aliases.values())
+
+
+_TEST_FRAMEWORKS = frozenset({"pytest", "unittest", "nose", "nose2", "hypothesis"})
+
+
+def _imports_test_code(full: str) -> bool:
+    """A test framework, a ``testing`` / ``test_util*`` module (``torch.testing``), or a leading
+    ``test*`` package (``tests.helpers``). An inner ``test`` part names no test code:
+    ``from model.test import im_detect`` is a project's inference module."""
+    first, *inner = full.split(".")
+    if first in _TEST_FRAMEWORKS or first.startswith("test"):
+        return True
+    return any(part == "testing" or part.startswith(("test_util", "testing_util")) for part in inner)
