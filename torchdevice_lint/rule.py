@@ -12,7 +12,7 @@ import libcst as cst
 from torchdevice_lint.analysis import DeviceChoice, FileAnalysis
 from torchdevice_lint.analysis.binding import bound_before
 from torchdevice_lint.analysis.operands import assigned_name, bound_names, next_statement_partners, operand_partners
-from torchdevice_lint.analysis.tree import is_compound_statement
+from torchdevice_lint.analysis.tree import functions_holding, is_compound_statement
 from torchdevice_lint.findings import Fix, Replacement, Report, Safety
 
 
@@ -44,16 +44,7 @@ class RuleContext:
         return None
 
     def enclosing_functions(self) -> list[cst.FunctionDef]:
-        """The functions whose body holds the node being visited, innermost first. A parameter's
-        default, a decorator and an annotation run in the scope around the ``def``, before its
-        parameters exist."""
-        ancestors = self.ancestors
-        functions = []
-        for index in range(len(ancestors) - 2, -1, -1):
-            node = ancestors[index]
-            if isinstance(node, cst.FunctionDef) and ancestors[index + 1] is node.body:
-                functions.append(node)
-        return functions
+        return functions_holding(self.ancestors)
 
     def parent(self, depth: int = 1) -> Optional[cst.CSTNode]:
         return self.ancestors[-depth] if len(self.ancestors) >= depth else None

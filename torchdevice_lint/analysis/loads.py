@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import libcst as cst
 
 from torchdevice_lint.analysis.imports import ImportTable
-from torchdevice_lint.analysis.tree import walk
+from torchdevice_lint.analysis.tree import functions_holding, walk
 
 if TYPE_CHECKING:  # typing has it from Python 3.10
     from typing_extensions import TypeGuard
@@ -82,18 +82,15 @@ def _assigned_name(ancestors: Sequence[cst.CSTNode]) -> Optional[str]:
     return None
 
 
-def _scope(ancestors: Sequence[cst.CSTNode]) -> cst.CSTNode:
-    """The innermost function whose body holds the node of ``ancestors``, or the module."""
-    for index in range(len(ancestors) - 2, -1, -1):
-        node = ancestors[index]
-        if isinstance(node, cst.FunctionDef) and ancestors[index + 1] is node.body:
-            return node
-    return ancestors[0]
-
-
 def _is_load_state_dict(node: Optional[cst.CSTNode]) -> TypeGuard[cst.Call]:
     return (
         isinstance(node, cst.Call)
         and isinstance(node.func, cst.Attribute)
         and node.func.attr.value == "load_state_dict"
     )
+
+
+def _scope(ancestors: Sequence[cst.CSTNode]) -> cst.CSTNode:
+    """The innermost function whose body holds the node of ``ancestors``, or the module."""
+    functions = functions_holding(ancestors)
+    return functions[0] if functions else ancestors[0]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
 import libcst as cst
 
@@ -127,6 +127,18 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
             children = iter_child_nodes(current)
             children.reverse()
             stack.extend(children)
+
+
+def functions_holding(ancestors: Sequence[cst.CSTNode]) -> list[cst.FunctionDef]:
+    """The functions whose body holds the node below ``ancestors`` (its parent last), innermost
+    first. A parameter's default, a decorator and an annotation run in the scope around the
+    ``def``, before its parameters exist."""
+    functions = []
+    for index in range(len(ancestors) - 2, -1, -1):
+        node = ancestors[index]
+        if isinstance(node, cst.FunctionDef) and ancestors[index + 1] is node.body:
+            functions.append(node)
+    return functions
 
 
 def self_attribute(node: cst.CSTNode) -> Optional[str]:
