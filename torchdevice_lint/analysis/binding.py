@@ -46,6 +46,7 @@ from torchdevice_lint.analysis.tree import (
     bound_targets,
     decorated_with,
     iter_child_nodes,
+    parameter_names,
     self_attribute,
     string_quote,
     walk,
@@ -145,7 +146,7 @@ class DeviceBinder:
     def _names_own_device(self, function: cst.FunctionDef, name: str) -> bool:
         scope = self.flow.scopes.get(function)
         return (
-            name in _parameter_names(function)
+            name in parameter_names(function)
             or (scope is not None and (_binds(scope, name) or self._scope_switch(scope, 0) is not None))
         )
 
@@ -284,14 +285,14 @@ class DeviceBinder:
         function, owner = scope.node, scope.owner_class
         if not isinstance(function, cst.FunctionDef) or owner is None or decorated_with(function, "staticmethod", "classmethod"):
             return None
-        params = _parameter_names(function)
+        params = parameter_names(function)
         if not params or params[0] != "self":
             return None
         for method in owner.node.body.body:
             if (
                 isinstance(method, cst.FunctionDef)
                 and method is not function
-                and _parameter_names(method) == ["self"]
+                and parameter_names(method) == ["self"]
                 and not decorated_with(method, "staticmethod", "classmethod")
                 and self._returns_a_device(method)
             ):
@@ -301,7 +302,7 @@ class DeviceBinder:
         local = sorted(
             name
             for name, helper in self.flow.functions.items()
-            if len(_parameter_names(helper)) == 1 and self._returns_a_device(helper)
+            if len(parameter_names(helper)) == 1 and self._returns_a_device(helper)
         )
         imported = sorted(
             name
@@ -422,7 +423,7 @@ class DeviceBinder:
             # a name the flow could not type, written into by a method only tensors have
             # (``input_label.scatter_(1, idx, 1.0)``, ``input_label`` made by ``self.Tensor(...)``)
             return name in evidence.written and not (name in evidence.sizes or name in evidence.sequences)
-        if name not in _parameter_names(function):
+        if name not in parameter_names(function):
             return True
         return name in evidence.tensors or not (name in evidence.sizes or name in evidence.sequences)
 
@@ -547,7 +548,7 @@ class DeviceBinder:
         function = scope.node
         if not isinstance(function, cst.FunctionDef):
             return None
-        params = _parameter_names(function)
+        params = parameter_names(function)
         guards = self._guards_in(function)
         owner = scope.owner_class
         inherited: list[SwitchGuard] = []
@@ -655,7 +656,7 @@ class DeviceBinder:
                 continue
             if guard.switch != root and guard.switch in dotted:
                 continue
-            if function is not None and (root in _parameter_names(function) or _binds_in(function.body, root)):
+            if function is not None and (root in parameter_names(function) or _binds_in(function.body, root)):
                 continue
             if any(
                 isinstance(child, cst.SimpleStatementLine)
@@ -677,7 +678,7 @@ class DeviceBinder:
                 continue
             if guard.switch != root and guard.switch in dotted:
                 continue
-            if root in _parameter_names(function) or _binds_in(function.body, root):
+            if root in parameter_names(function) or _binds_in(function.body, root):
                 continue
             top = self.flow.module.body[self._top_level_index(guard.node)]
             if isinstance(top, (cst.FunctionDef, cst.ClassDef)) or any(
@@ -844,7 +845,7 @@ class DeviceBinder:
 def _binds(scope: Scope, name: str) -> bool:
     """``name`` is local to the function of ``scope``: a parameter or assigned in its body."""
     function = scope.node
-    return name in scope.bound_at or (isinstance(function, cst.FunctionDef) and name in _parameter_names(function))
+    return name in scope.bound_at or (isinstance(function, cst.FunctionDef) and name in parameter_names(function))
 
 
 def _bound_device_name(scope: Scope, site: Optional[int]) -> Optional[str]:
@@ -868,7 +869,7 @@ def _binding_reaches(scope_node: cst.CSTNode, name: str, site: cst.CSTNode) -> b
     itself (``rank, dev = 0, torch.device("cuda")``), nor inside an ``if``/``else`` branch or
     an ``except`` handler that the site is outside of (``dev`` bound under ``if distributed:``
     is unbound in the ``else:``). Parameters always reach."""
-    if isinstance(scope_node, cst.FunctionDef) and name in _parameter_names(scope_node):
+    if isinstance(scope_node, cst.FunctionDef) and name in parameter_names(scope_node):
         return True
     parents: dict[cst.CSTNode, cst.CSTNode] = {}
     bindings: list[cst.CSTNode] = []
@@ -965,11 +966,6 @@ class _Evidence:
     sequences: frozenset[str] = frozenset()
     #: Names a method only tensors have writes into (``input_label.scatter_(1, idx, 1.0)``).
     written: frozenset[str] = frozenset()
-
-
-def _parameter_names(function: cst.FunctionDef) -> list[str]:
-    params = function.params
-    return [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
 
 
 def _strict_tensor_evidence(body: FunctionBody, imports: ImportTable) -> _Evidence:

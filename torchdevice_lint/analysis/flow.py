@@ -54,6 +54,7 @@ from torchdevice_lint.analysis.tree import (
     iter_child_nodes,
     keyword_argument,
     method_named,
+    parameter_names,
     positional_arguments,
     reads_parameter,
     self_attribute,
@@ -1272,8 +1273,7 @@ class FlowAnalysis:
         """Remember which inputs of a helper arrive on the device, to walk it with them: each
         positional argument and each keyword argument the parameter it names."""
         seeds = self._seeds.setdefault(helper, {})
-        params = helper.params
-        names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+        names = parameter_names(helper)
         for index, (arg, value) in enumerate(argument_values):
             if self._expecting_errors or building:
                 value = without_origins(value)

@@ -141,6 +141,12 @@ def functions_holding(ancestors: Sequence[cst.CSTNode]) -> list[cst.FunctionDef]
     return functions
 
 
+def parameter_names(function: cst.FunctionDef) -> list[str]:
+    """The names of ``function``'s positional-only, plain and keyword-only parameters, in order."""
+    params = function.params
+    return [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+
+
 def self_attribute(node: cst.CSTNode) -> Optional[str]:
     """``A`` for ``self.A``."""
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":

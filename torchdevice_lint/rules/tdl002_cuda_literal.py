@@ -13,7 +13,14 @@ from torchdevice_lint.analysis.guards import (
     under_device_check,
 )
 from torchdevice_lint.analysis.loads import computes_with_result, feeds_load_state_dict
-from torchdevice_lint.analysis.tree import bound_targets, iter_child_nodes, positional_arguments, string_value, walk
+from torchdevice_lint.analysis.tree import (
+    bound_targets,
+    iter_child_nodes,
+    parameter_names,
+    positional_arguments,
+    string_value,
+    walk,
+)
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import expression
@@ -668,10 +675,7 @@ class CudaLiteral(Rule):
         if not (functions and isinstance(parent, cst.Assign) and len(parent.targets) == 1):
             return None
         target, function = parent.targets[0].target, functions[0]
-        params = function.params
-        if not isinstance(target, cst.Name) or target.value in {
-            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
-        }:
+        if not isinstance(target, cst.Name) or target.value in parameter_names(function):
             return None
         factories = torch_api.FACTORIES
         uses = _device_uses(function.body, target, lambda call: self.analysis.qualified_name(call.func) in factories)
