@@ -405,7 +405,7 @@ class ReceiverJudge:
         if isinstance(call.func, cst.Name) and self._names_a_class(call.func.value, functions):
             return Receiver.IN_PLACE  # ``linear_func = FpQuantLinear if fp else IntQuantLinear``: a constructor
         last = callee.rsplit(".", 1)[-1]
-        if set(words(callee.replace(".", "_"))) & ENCODING_MAKERS:
+        if set(words(callee.replace(".", "_"))) & ENCODING_MAKERS and not _given_a_moved_tensor(call):
             return Receiver.IN_PLACE  # ``tokenizer(texts, return_tensors="pt")``: a BatchEncoding
         if last[:1].isupper() or last in OBJECT_MAKERS or last.lstrip("_").startswith(BUILDER_VERBS + ("from_",)):
             return Receiver.IN_PLACE  # a class, a loader, a builder or an alternate constructor (from_...): an object
@@ -687,6 +687,19 @@ def _gathers_modules(value: cst.BaseExpression) -> bool:
     if isinstance(value, (cst.DictComp, cst.ListComp)):
         return any(_gathers_modules(node.iter) for node in _comprehension_fors(value.for_in))
     return False
+
+
+def _given_a_moved_tensor(call: cst.Call) -> bool:
+    """``extractor(samples.to(device))``: a callee given a tensor it had moved to a device first
+    is a module at work, not a tokenizer or feature extractor, which take raw data and place
+    their own output (``return_tensors="pt"``)."""
+    return any(
+        arg.keyword is None
+        and isinstance(arg.value, cst.Call)
+        and isinstance(arg.value.func, cst.Attribute)
+        and arg.value.func.attr.value in ("to", "cuda")
+        for arg in call.args
+    ) and not any(arg.keyword is not None and arg.keyword.value == "return_tensors" for arg in call.args)
 
 
 def _comprehension_fors(node: Optional[cst.CompFor]) -> Iterator[cst.CompFor]:

@@ -37,7 +37,8 @@ class DiscardedConversion(Rule):
     named like one: `model`, `net`, `net_g`, `text_encoder`, `criterion`, `mod`, plurals such as
     `named_linears`, `self`, `self.<layer>`; or made by calling a name that holds a class:
     `linear_func = FpQuantLinear if fp else IntQuantLinear`), a Hugging Face `BatchEncoding`
-    (what a tokenizer returns), a PyTorch Geometric `Data`/`Batch` (`data`, `batch`, `graph` in
+    (what a tokenizer or feature extractor returns; not when it is given a tensor it had moved
+    first, `feats = extractor(samples.to(device))`, which makes it a module at work), a PyTorch Geometric `Data`/`Batch` (`data`, `batch`, `graph` in
     files that import it), or an object of a class of the project with its own `to` that returns `self`. An object of a class of
     the project whose `to` returns a new object (`return other`, `return type(self)(...)`, as
     pytorch3d's `Transform3d` does) is flagged. A DGL graph is flagged too: since DGL 0.5 its
@@ -114,6 +115,8 @@ class DiscardedConversion(Rule):
         "        super().__init__()\n        self.encoder = nn.Linear(2, 2)\n        self.encoder.to('cpu')\n",
         "import torch\nx = torch.zeros(3)\nx = x.to(device)\n",
         "import torch\nbatch = tokenizer(texts, return_tensors='pt')\nbatch.to(device)\n",
+        "import torch\nfeatures = feature_extractor(audio, sampling_rate=16000)\nfeatures.to(device)\n",
+        "import torch\nfeatures = processor(images.to(device), return_tensors='pt')\nfeatures.to(device)\n",
         "import torch\nfrom transformers import BatchEncoding\nbatch = BatchEncoding(data)\nbatch.to(device)\n",
         "import torch\n\nclass Storage:\n    def to(self, device):\n        self.obs = self.obs.to(device)\n\n"
         "storage = Storage()\nstorage.to(device)\n",
@@ -230,6 +233,14 @@ class DiscardedConversion(Rule):
             "    image_emb = image_emb.repeat_interleave(n, dim=0)\n    image_emb = image_emb.to(device=device)\n"
             "    pooled = helper(image).mean(0)\n    pooled = pooled.cuda()\n    return image_emb, pooled\n",
             count=2,
+        ),
+        # Given a tensor it moved first, an "extractor" is a module at work, not a Hugging Face
+        # feature extractor: its output is a tensor (lhotse's kaldi feature extraction).
+        Invalid(
+            "import torch\n\ndef extract(samples, extractor, device):\n    input_device = samples.device\n"
+            "    feats = extractor(samples.to(device))\n    feats.to(input_device)\n    return feats\n",
+            "import torch\n\ndef extract(samples, extractor, device):\n    input_device = samples.device\n"
+            "    feats = extractor(samples.to(device))\n    feats = feats.to(input_device)\n    return feats\n",
         ),
     )
 
