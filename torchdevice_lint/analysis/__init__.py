@@ -76,10 +76,13 @@ class FileAnalysis:
         #: work cost every file asked about CUDA-only code a walk of its whole tree.
         self._mentions_timing = "enable_timing" in text
         #: Whether the text may wait for the GPU at all (``torch.cuda.synchronize()``, streams, events),
-        #: or hand a module's devices to ``DistributedDataParallel``.
+        #: hand a module's devices to ``DistributedDataParallel`` or enter ``torch.cuda.device(0)``.
         self._mentions_waiting = any(
             word in text
-            for word in ("synchronize", "ipc_collect", "Stream", "stream(", "Event", "CUDAGraph", "graph(", "device_ids")
+            for word in (
+                "synchronize", "ipc_collect", "Stream", "stream(", "Event", "CUDAGraph", "graph(", "device_ids",
+                "cuda.device(",
+            )
         )
         #: Whether the text may set the process up on the GPU (`guards.process_needs_cuda`).
         self._mentions_setup = self._mentions_waiting or any(word in text for word in _SETUP_WORDS)

@@ -6,6 +6,7 @@ fallback. Everything works on the path from the module to the node (its ancestor
 
 from __future__ import annotations
 
+import re
 from typing import Optional, Sequence
 
 import libcst as cst
@@ -146,15 +147,17 @@ def beside_cuda_only_code(imports: ImportTable, module: cst.Module) -> frozenset
     only such functions call (dfdc's ``main()`` calling ``train_epoch()``, and ``validate()``
     called only from ``main()``). Those functions themselves are not included (`in_cuda_only_code`
     leaves them alone). A function handing a module to ``DistributedDataParallel`` with
-    ``device_ids`` (`_wraps_for_a_gpu`, XMem's trainer) is included, with what runs beside it as above."""
+    ``device_ids`` (`_wraps_for_a_gpu`, XMem's trainer) or entering ``with torch.cuda.device(0):``
+    (`_Entered`, PatchTST's ``test_params_flop``) is included, with what runs beside it as above."""
     waiting: set[cst.FunctionDef] = set()
     wrapping: set[cst.FunctionDef] = set()
+    entered = _Entered(module)
     for function in walk(module):
         if isinstance(function, cst.FunctionDef):
             made = _unguarded_calls(function.body)
             if any(_needs_a_gpu(imports, call) for call in made):
                 waiting.add(function)
-            elif any(_wraps_for_a_gpu(imports, call) for call in made):
+            elif any(_wraps_for_a_gpu(imports, call) or entered.selects_a_gpu(imports, call) for call in made):
                 wrapping.add(function)
     if not waiting and not wrapping:
         return frozenset()
@@ -293,8 +296,9 @@ def process_needs_cuda(imports: ImportTable, module: cst.Module) -> bool:
     ``if __name__ == '__main__':`` block, and the bodies of the module-level functions that path calls),
     outside any condition but a flag the module sets to a constant (``profile = False`` ...
     ``if profile: ... else:``), it calls ``torch.distributed.init_process_group(backend="nccl")``,
-    ``torch.cuda.set_device``/``current_device`` or waits for the GPU (RIFE train.py's
-    ``__main__``, nanoGPT bench.py's ``torch.cuda.synchronize()``). Its code stays reported, without a fix."""
+    ``torch.cuda.set_device``/``current_device``, waits for the GPU (RIFE train.py's
+    ``__main__``, nanoGPT bench.py's ``torch.cuda.synchronize()``) or enters ``with
+    torch.cuda.device(0):``. Its code stays reported, without a fix."""
     flags: dict[str, bool] = {}
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
@@ -314,7 +318,8 @@ def process_needs_cuda(imports: ImportTable, module: cst.Module) -> bool:
         if isinstance(call.func, cst.Name) and call.func.value in functions and call.func.value not in seen:
             seen.add(call.func.value)
             calls += _default_path_calls(functions[call.func.value].body.body, {})
-    return any(_sets_up_a_gpu(imports, call) for call in calls)
+    entered = _Entered(module)
+    return any(_sets_up_a_gpu(imports, call) or entered.selects_a_gpu(imports, call) for call in calls)
 
 
 def _sets_up_a_gpu(imports: ImportTable, call: cst.Call) -> bool:
@@ -346,6 +351,8 @@ def _default_path_calls(statements: Sequence[cst.CSTNode], flags: dict[str, bool
                 elif isinstance(statement.orelse, cst.Else):
                     found += _default_path_calls(statement.orelse.body.body, flags)
         elif isinstance(statement, (cst.For, cst.With, cst.Try)):
+            if isinstance(statement, cst.With):  # what it enters: ``with torch.cuda.device(0):``
+                found += [call for item in statement.items for call in _unguarded_calls(item.item)]
             found += _default_path_calls(statement.body.body, flags)
     return found
 
@@ -376,6 +383,48 @@ def _wraps_for_a_gpu(imports: ImportTable, call: cst.Call) -> bool:
 _DISTRIBUTED_DATA_PARALLEL = frozenset(
     {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
 )
+
+
+class _Entered:
+    """The ``with`` statements of a module that select a GPU: ``with torch.cuda.device(0):``,
+    ``torch.cuda.device("cuda:1")``, ``torch.cuda.device(torch.device("cuda"))``. Entering one
+    raises without CUDA (a CPU build of torch 2.13: RuntimeError "compiled without CUDA support" for
+    an index or ``'cuda:0'``, TypeError for ``'cuda'``), so the code it sits in is CUDA-only (PatchTST's
+    ``with torch.cuda.device(0): get_model_complexity_info(model.cuda(), ...)``). A device read from
+    data is not taken: ``x.get_device()`` is -1 for a CPU tensor, a no-op, and ``x.device``/a name is
+    what device-agnostic code enters on its CUDA branch (fairseq's ``if not x.is_cuda: ... else:``);
+    nor ``torch.cuda.device(0)`` made but not entered, which does nothing. The ``with`` items are
+    collected only once a candidate call is met: most modules have none."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self._module = module
+        self._items: Optional[set[cst.Call]] = None
+
+    def selects_a_gpu(self, imports: ImportTable, call: cst.Call) -> bool:
+        if not _names_a_gpu(imports, call) or imports.qualified_name(call.func) != "torch.cuda.device":
+            return False
+        if self._items is None:
+            self._items = {
+                item.item
+                for node in walk(self._module)
+                if type(node) is cst.With
+                for item in node.items
+                if type(item.item) is cst.Call
+            }
+        return call in self._items
+
+
+def _names_a_gpu(imports: ImportTable, call: cst.Call) -> bool:
+    """The one argument of ``call`` is a GPU written out: an index >= 0, a ``'cuda'``/``'cuda:N'``
+    string or ``torch.device`` of one (``torch.device('cuda', 1)``)."""
+    if len(call.args) != 1 or (call.args[0].keyword is not None and call.args[0].keyword.value != "device"):
+        return False
+    value = call.args[0].value
+    if isinstance(value, cst.Call) and value.args and imports.qualified_name(value.func) == "torch.device":
+        value = value.args[0].value
+    if isinstance(value, cst.Integer):
+        return True
+    return isinstance(value, cst.SimpleString) and re.fullmatch(r"cuda(?::\d+)?", str(value.evaluated_value)) is not None
 
 
 def _given_devices(call: cst.Call) -> bool:

@@ -35,13 +35,15 @@ class CudaCall(Rule):
     events. Code that only runs with such a function (another method of its class, a function of
     the module calling it or called only from such functions) is reported without a fix: making it
     portable alone cannot make the program run without CUDA. So is a function handing a module to
-    `DistributedDataParallel(..., device_ids=[rank])`, which refuses a module on the CPU, and the
-    code beside it as above. So is all of a script that cannot
+    `DistributedDataParallel(..., device_ids=[rank])`, which refuses a module on the CPU, or
+    entering `with torch.cuda.device(0):` (an index, `"cuda:N"` or `torch.device("cuda")` written
+    out: entering it raises without CUDA; a tensor's `.device` or `get_device()` does not count),
+    and the code beside it as above. So is all of a script that cannot
     start without CUDA: on its default path (top-level code, the `__main__` block, a function it
     calls) it calls `init_process_group(backend="nccl")`, `torch.cuda.set_device`,
     `torch.cuda.current_device`, `torch.cuda.get_device_name` (or another `torch.cuda` query that
-    needs a GPU: its properties, free memory, memory statistics, random state), `torch.cuda.synchronize()` or such a `DistributedDataParallel`
-    outside a device check. So, too, is a module using a function or class, of a project module it
+    needs a GPU: its properties, free memory, memory statistics, random state), `torch.cuda.synchronize()`, such a `DistributedDataParallel`
+    or such a `with torch.cuda.device(0):` outside a device check. So, too, is a module using a function or class, of a project module it
     imports at module level, that refuses tensors off CUDA: a function, or a class's `forward`,
     that asserts `x.is_cuda` or raises when `not x.is_cuda`, or one of that module calling such
     code without choosing by device. An import at module level may sit in a `try:` whose `except`
@@ -253,6 +255,14 @@ class CudaCall(Rule):
         "import torch\nfrom torch import nn\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
         "if __name__ == '__main__':\n    net = nn.Linear(4, 4)\n    print('=> Testing CPU...')\n    y1 = net(torch.rand(2, 4))\n"
         "    print(f'=> Testing {device}...')\n    net.to(device)\n    y2 = net(torch.rand(2, 4, device=device))\n",
+        # device-agnostic code entering the device of its data on its CUDA branch (fairseq's FusedLayerNorm)
+        "import torch\n\n\ndef forward(norm, x):\n    if not x.is_cuda:\n        return norm(x)\n"
+        "    with torch.cuda.device(x.device):\n        return norm(x)\n",
+        "import torch\n\n\ndef step(p, grad):\n    with torch.cuda.device(p.device):\n        p.add_(grad.to(p.device))\n",
+        "import torch\n\n\ndef flops(model, shape, device):\n    with torch.cuda.device(0):\n"
+        "        return complexity(model.to(device), shape)\n",
+        "import torch\n\n\ndef prefetch(x, stream, device):\n    with torch.cuda.stream(stream):\n"
+        "        return x.to(device, non_blocking=True)\n",
     )
     invalid = (
         Invalid(  # a self-test's GPU section repeating its CPU one: reported, not rewritten (temporal-shift-module)
@@ -378,6 +388,33 @@ class CudaCall(Rule):
             "        self.net = nn.parallel.DistributedDataParallel(net.cuda(), device_ids=[rank], output_device=rank)\n\n"
             "    def do_pass(self, data):\n        return self.net(data.cuda(non_blocking=True))\n",
             count=2,
+        ),
+        Invalid(  # entering torch.cuda.device(0) raises without CUDA (PatchTST's test_params_flop): reported, not rewritten
+            "import torch\n\n\ndef flops(model, shape):\n    with torch.cuda.device(0):\n"
+            "        return complexity(model.cuda(), shape)\n",
+            "import torch\n\n\ndef flops(model, shape):\n    with torch.cuda.device(0):\n"
+            "        return complexity(model.cuda(), shape)\n",
+        ),
+        Invalid(  # the same on a script's default path marks the whole script
+            "import torch\n\nmodel = Net().cuda()\nwith torch.no_grad(), torch.cuda.device(torch.device('cuda:1')):\n"
+            "    print(model(x))\n",
+            "import torch\n\nmodel = Net().cuda()\nwith torch.no_grad(), torch.cuda.device(torch.device('cuda:1')):\n"
+            "    print(model(x))\n",
+        ),
+        Invalid(  # a tensor's get_device() is -1 on the CPU, where entering does nothing: rewritten as before
+            "import torch\n\n\ndef run(net, x):\n    with torch.cuda.device(x.get_device()):\n"
+            "        return net(x.cuda())\n",
+            "import torch\n\n"
+            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            "def run(net, x):\n    with torch.cuda.device(x.get_device()):\n        return net(x.to(device))\n",
+        ),
+        Invalid(  # entered under a device check, or made and never entered: rewritten
+            "import torch\n\nctx = torch.cuda.device(0)\n\n\ndef run(net, x):\n    if torch.cuda.is_available():\n"
+            "        with torch.cuda.device(0):\n            net(x)\n    return net.cuda()\n",
+            "import torch\n\n"
+            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\nctx = torch.cuda.device(0)\n\n\n'
+            "def run(net, x):\n    if torch.cuda.is_available():\n"
+            "        with torch.cuda.device(0):\n            net(x)\n    return net.to(device)\n",
         ),
         Invalid(  # without device_ids DDP takes a CPU module (gloo): rewritten
             "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\n\n"
