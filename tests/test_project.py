@@ -1147,3 +1147,39 @@ def test_a_module_importing_an_ffi_cuda_extension_of_the_project_is_cuda_only(tm
     assert view_of(tmp_path, "lib/roi_crop/functions/crop.py").needs_cuda
     write(tmp_path, {"lib/roi_crop/build.py": build.replace("    with_cuda = True\n", "    pass\n")})
     assert not view_of(tmp_path, "lib/roi_crop/functions/crop.py").needs_cuda
+
+
+def test_a_module_importing_a_cython_extension_built_with_a_cuda_source_is_cuda_only(tmp_path):
+    """faster_rcnn_pytorch's NMS (#17, pass 10a class 3): setup.py builds ``nms.gpu_nms`` with a plain
+    ``Extension('nms.gpu_nms', ['nms/nms_kernel.cu', 'nms/gpu_nms.pyx'], ...)`` (its ``.cu`` compiled
+    with nvcc); a module importing it at module level is CUDA-only. ``nms.cpu_nms``, built from a
+    ``.pyx`` alone, is not, and nor is an extension whose sources are not written out."""
+    setup = """\
+        from distutils.extension import Extension
+
+        ext_modules = [
+            Extension(
+                "nms.cpu_nms",
+                ["nms/cpu_nms.pyx"],
+            ),
+            Extension('nms.gpu_nms',
+                      ['nms/nms_kernel.cu', 'nms/gpu_nms.pyx'],
+                      libraries=['cudart']),
+            Extension(name="utils.cython_bbox", sources=["utils/bbox.pyx"]),
+            Extension("ops.lazy", sources=sources),
+        ]
+        """
+    wrapper = """\
+        from faster_rcnn.nms.cpu_nms import cpu_nms
+        from faster_rcnn.nms.gpu_nms import gpu_nms
+
+
+        def nms(dets, thresh):
+            return gpu_nms(dets, thresh)
+        """
+    write(tmp_path, {"faster_rcnn/setup.py": setup, "faster_rcnn/fast_rcnn/nms_wrapper.py": wrapper})
+    assert view_of(tmp_path, "faster_rcnn/fast_rcnn/nms_wrapper.py").needs_cuda
+    for other in ("from faster_rcnn.nms.cpu_nms import cpu_nms\n", "from faster_rcnn.utils.cython_bbox import overlaps\n",
+                  "from faster_rcnn.ops.lazy import f\n"):
+        write(tmp_path, {"faster_rcnn/fast_rcnn/nms_wrapper.py": other})
+        assert not view_of(tmp_path, "faster_rcnn/fast_rcnn/nms_wrapper.py").needs_cuda, other

@@ -83,6 +83,15 @@ _RAISES_WITHOUT_CUDA = re.compile(r"^[ \t]*raise\b.*\b(?:cuda|CUDA|Cuda|GPU|gpu)
 #: a module importing it at module level runs its kernels, which exist only for CUDA tensors.
 _CUDA_EXTENSION = re.compile(r"\bCUDAExtension[ \t]*\([ \t\n]*(?:name[ \t]*=[ \t]*)?[rbu]?['\"]([\w.]+)['\"]")
 
+#: A setuptools/distutils ``Extension('nms.gpu_nms', ['nms/nms_kernel.cu', 'nms/gpu_nms.pyx'], ...)`` (the
+#: py-faster-rcnn setup.py, its ``.cu`` compiled with nvcc): its name and the written-out list of its sources.
+_SOURCES_EXTENSION = re.compile(
+    r"\bExtension[ \t]*\([ \t\n]*(?:name[ \t]*=[ \t]*)?[rbu]?['\"]([\w.]+)['\"][ \t\n]*,[ \t\n]*"
+    r"(?:sources[ \t]*=[ \t]*)?\[([^\]]*)\]"
+)
+#: A CUDA source among them.
+_CUDA_SOURCE = re.compile(r"\.cu['\"]")
+
 #: The old ``torch.utils.ffi`` build (fpn.pytorch's ``create_extension('_ext.roi_crop', ...,
 #: with_cuda=with_cuda)``): CUDA only where the file also sets ``with_cuda = True`` somewhere.
 _FFI_EXTENSION = re.compile(r"\bcreate_extension[ \t]*\([ \t\n]*(?:name[ \t]*=[ \t]*)?[rbu]?['\"]([\w.]+)['\"]")
@@ -228,7 +237,7 @@ def scan(text: str) -> FileFacts:
         needs_cuda,
         frozenset(device_functions),
         frozenset(top_level_imports.values()),
-        _cuda_extensions(text) if "CUDAExtension" in text or "create_extension" in text else frozenset(),
+        _cuda_extensions(text) if "Extension" in text or "create_extension" in text else frozenset(),
         _host_only_inputs(text, class_spans) if "def forward" in text else {},
         _refuses_cpu(text, tops) if "is_cuda" in text or "device.type" in text else frozenset(),
     )
@@ -380,10 +389,13 @@ def _host_use(strings: list[str], index: int) -> bool:
 
 def _cuda_extensions(text: str) -> frozenset[str]:
     """The extensions a setup file builds from CUDA sources: ``CUDAExtension('pkg._ext', ...)``,
-    and an ``extension = CUDAExtension`` switch (DCNv2's, from ``CppExtension``) called as
+    a plain ``Extension('nms.gpu_nms', ['nms/nms_kernel.cu', 'nms/gpu_nms.pyx'])`` whose written-out
+    sources hold a ``.cu`` file (py-faster-rcnn's Cython wrapper of an nvcc-built kernel; a
+    ``cpu_nms.pyx`` beside it, without one, is no CUDA extension), and an ``extension = CUDAExtension`` switch (DCNv2's, from ``CppExtension``) called as
     ``extension('_ext', ...)`` where the file also raises when CUDA is missing (``raise
     NotImplementedError('Cuda is not available')``): its C++ build has no CPU path either."""
     found = set(_CUDA_EXTENSION.findall(text))
+    found.update(name for name, sources in _SOURCES_EXTENSION.findall(text) if _CUDA_SOURCE.search(sources))
     if _FFI_WITH_CUDA.search(text):
         found.update(_FFI_EXTENSION.findall(text))
     if _RAISES_WITHOUT_CUDA.search(text):

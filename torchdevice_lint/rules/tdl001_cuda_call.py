@@ -28,7 +28,8 @@ class CudaCall(Rule):
     (`@skipIf(not torch.cuda.is_available())`, `@requires_cuda`) are CUDA-only by design and
     left alone, and so is code that is CUDA-only by construction: Triton kernels and launchers,
     `bitsandbytes` paths, a module built on Triton, TensorRT, PyCUDA, CuPy or a compiled extension
-    the project builds from CUDA sources (`CUDAExtension(...)` in its `setup.py`), imported at module
+    the project builds from CUDA sources (`CUDAExtension(...)` in its `setup.py`, or an `Extension(...)`
+    whose list of sources holds a `.cu` file), imported at module
     level outside any block, or through a module of the project that imports one there (an
     optional import such as `optional_import("cupy")` does not count), a function that waits for the GPU (`torch.cuda.synchronize()`,
     `torch.cuda.ipc_collect()`, CUDA events or streams outside a device check) and a module that times GPU work with CUDA
