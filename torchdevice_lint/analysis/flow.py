@@ -988,7 +988,7 @@ class FlowAnalysis:
             if method in torch_api.FULL_REDUCTIONS and not node.args:
                 return Value(Kind.TENSOR, receiver.place)  # 0-dim: may meet any device
             if method == "type" and node.args:
-                return self._evaluate_type_conversion(node, receiver)
+                return self._evaluate_type_conversion(node, receiver, scope)
             if method in torch_api.COMBINING_METHODS or (
                 method in torch_api.ELEMENTWISE_WHEN_GIVEN_A_TENSOR and given_a_tensor(argument_values, 0)
             ):
@@ -1142,17 +1142,47 @@ class FlowAnalysis:
             return receiver.moved_to(target_value.place)
         return receiver.moved_to(device_argument_place(target, self.values))
 
-    def _evaluate_type_conversion(self, node: cst.Call, receiver: Value) -> Value:
+    def _evaluate_type_conversion(self, node: cst.Call, receiver: Value, scope: Scope) -> Value:
         """``t.type(other.type())`` takes the type name of ``other``, its device included
-        ("torch.cuda.FloatTensor"): a move, as ``type_as``. A dtype keeps the place."""
+        ("torch.cuda.FloatTensor"): a move, as ``type_as``. A dtype or a CPU type keeps the place
+        as the flow sees it; a type that comes from elsewhere may name a device.
+
+        ``def decode(self, outputs, dtype)`` called with ``dtype=outputs.type()`` (YOLOX's head,
+        widely copied): ``torch.full(...).type(dtype)`` lands where ``outputs`` is."""
         target = node.args[0].value
         if isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) and target.func.attr.value == "type":
             if not target.args:
                 other = self.values.get(target.func.value, UNKNOWN)
                 return Value(Kind.TENSOR).moved_to(other.place)
-        if (self.imports.qualified_name(target) or "").startswith("torch.cuda."):
+        qualified = self.imports.qualified_name(target) or ""
+        text = string_value(target)
+        if qualified.startswith("torch.cuda.") or (text is not None and text.startswith("torch.cuda.")):
             return receiver.moved_to(Place.DEVICE)
-        return receiver
+        if qualified in torch_api.DTYPES or qualified in torch_api.LEGACY_TENSOR_TYPES or text is not None:
+            return receiver
+        if self._names_a_dtype_here(target, scope):
+            return receiver
+        return Value(Kind.TENSOR).moved_to(Place.UNKNOWN)
+
+    def _names_a_dtype_here(self, target: cst.BaseExpression, scope: Scope) -> bool:
+        """``x.dtype``, ``self.compute_dtype``, a local ``dtype``, or a parameter given a dtype by
+        its default or annotation (``dtype=torch.float32``, ``dtype: torch.dtype``). A parameter
+        with neither may be given a type name (``x.type()``), which names a device too."""
+        if not names_a_dtype(target):
+            return False
+        function = scope.node
+        if not isinstance(target, cst.Name) or not isinstance(function, cst.FunctionDef):
+            return True
+        param = next(
+            (p for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
+             if p.name.value == target.value),
+            None,
+        )
+        if param is None:
+            return True
+        default = self.imports.qualified_name(param.default) if param.default is not None else None
+        annotation = self.imports.qualified_name(annotated_expression(param.annotation)) if param.annotation else None
+        return default in torch_api.DTYPES or annotation == "torch.dtype"
 
     def _returned_by(self, function: cst.FunctionDef, scope: Scope, argument_values=()) -> Value:
         """What a function of the file returns to this call; its caller is walked again if

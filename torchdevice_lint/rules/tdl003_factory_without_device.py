@@ -116,6 +116,10 @@ class FactoryWithoutDevice(Rule):
         # the type name of a tensor holds its device ("torch.cuda.FloatTensor"): a move, as type_as
         "import torch\n\ndef pad(output: torch.Tensor, n: int):\n"
         "    zeros = torch.zeros(n, output.size(1)).type(output.data.type())\n    return torch.cat([output, zeros])\n",
+        # ... also given by the caller (YOLOX's head: ``dtype=xin[0].type()``)
+        "import torch\nfrom torch import nn\n\nclass Head(nn.Module):\n    def forward(self, xin):\n"
+        "        return self.decode(xin[0] * 2, dtype=xin[0].type())\n\n    def decode(self, outputs, dtype):\n"
+        "        strides = torch.full((1, 4, 1), 8).type(dtype)\n        return outputs * strides\n",
         # kept on self, then wrapped as the module's parameter: it moves with the module
         "import torch\nfrom torch import nn\nfrom heads import BaseHead\n\nclass Head(BaseHead):\n"
         "    def __init__(self, w: int):\n        super().__init__()\n"
@@ -153,6 +157,10 @@ class FactoryWithoutDevice(Rule):
     )
     invalid = (
         # a parameter typed as a tensor by its docstring only
+        Invalid(  # a parameter given a dtype by its default is a dtype: the factory stays on the CPU
+            "import torch\nfrom torch import nn\n\nclass Scale(nn.Module):\n"
+            "    def forward(self, x, dtype=torch.float32):\n        return x * torch.full((4, 1), 8).type(dtype)\n"
+        ),
         Invalid(
             "import torch\n\n\ndef after(offset, n):\n    \"\"\"Positions after an offset.\n\n    Args:\n"
             "        offset (torch.Tensor): where each row starts.\n        n (int): how many positions.\n    \"\"\"\n"
