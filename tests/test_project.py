@@ -991,7 +991,7 @@ def test_scan_reads_what_refuses_tensors_off_cuda():
                 return self.cuda_path(x) if x.is_cuda else x
         """))
     assert facts.refuses_cpu == frozenset({"_Corr", "corr", "corr_function", "Corr", "shift"})
-    assert facts.as_json()[-1] == ["Corr", "_Corr", "corr", "corr_function", "shift"]  # in the cache key
+    assert facts.as_json()[8] == ["Corr", "_Corr", "corr", "corr_function", "shift"]  # in the cache key
 
 
 def test_a_script_using_a_project_function_that_refuses_the_cpu_is_cuda_only(tmp_path):
@@ -1183,3 +1183,71 @@ def test_a_module_importing_a_cython_extension_built_with_a_cuda_source_is_cuda_
                   "from faster_rcnn.ops.lazy import f\n"):
         write(tmp_path, {"faster_rcnn/fast_rcnn/nms_wrapper.py": other})
         assert not view_of(tmp_path, "faster_rcnn/fast_rcnn/nms_wrapper.py").needs_cuda, other
+
+
+def test_scan_reads_the_backends_of_init_process_group():
+    def backends(text):
+        return scan(textwrap.dedent(text)).process_group_backends
+
+    assert backends('dist.init_process_group(backend="NCCL", init_method=os.environ["URL"])') == {"nccl"}
+    assert backends("torch.distributed.init_process_group(\n    'nccl', rank=rank, world_size=2\n)") == {"nccl"}
+    assert backends('dist.init_process_group(init_method=url("x"), backend="gloo")') == {"gloo"}
+    for unknown in (
+        'dist.init_process_group(backend="nccl" if torch.cuda.is_available() else "gloo")',
+        "dist.init_process_group(backend=args.dist_backend)",
+        "dist.init_process_group()",
+        "dist.init_process_group(init_method='env://')",
+    ):
+        assert backends(unknown) == {"?"}, unknown
+    assert backends('def init_process_group(backend="nccl"):\n    pass\n# init_process_group(backend="gloo")\n') == set()
+    assert scan('dist.init_process_group("gloo")').as_json()[-1] == ["gloo"]  # in the cache key
+
+
+def test_collectives_of_a_project_whose_process_groups_are_all_nccl_are_cuda_only(tmp_path):
+    """vq-vae-2's distributed/distributed.py (#17, pass 11b class 3b): ``all_gather`` returns early
+    on one process, then moves its buffers ``.to("cuda")`` for ``dist.all_gather``; the only process
+    group (distributed/launch.py) is ``backend="NCCL"``, whose collectives take CUDA tensors only. Its
+    moves are no longer rewritten (reported or left alone as other CUDA-only code). A collective
+    under a condition keeps the function's other moves rewritten, and so does a project that may
+    start a gloo group."""
+    launch = """\
+        import torch.distributed as dist
+
+
+        def worker(local_rank, fn, args):
+            dist.init_process_group(backend="NCCL", init_method="tcp://127.0.0.1:23456", world_size=2, rank=local_rank)
+            fn(*args)
+        """
+    helpers = """\
+        import torch
+        from torch import distributed as dist
+
+
+        def all_gather(tensor):
+            if dist.get_world_size() == 1:
+                return [tensor]
+            local = tensor.cuda()
+            gathered = [torch.zeros_like(local) for _ in range(dist.get_world_size())]
+            dist.all_gather(gathered, local)
+            return gathered
+
+
+        def evaluate(model, x):
+            y = model(x.cuda())
+            if dist.is_initialized():
+                dist.all_reduce(y)
+            return y
+        """
+    write(tmp_path, {"distributed/launch.py": launch, "distributed/helpers.py": helpers})
+
+    def moves():
+        path = tmp_path / "distributed/helpers.py"
+        index = ProjectIndex.build(str(p) for p in sorted(tmp_path.rglob("*.py")))
+        found = lint_source(path.read_text(), Settings(select=("TDL001",)), project=index, filename=str(path))
+        return [(finding.line, finding.fixable) for finding in found]
+
+    assert view_of(tmp_path, "distributed/helpers.py").nccl_only
+    assert moves() == [(8, False), (15, True)]
+    write(tmp_path, {"distributed/launch.py": launch.replace('"NCCL"', '"nccl" if torch.cuda.is_available() else "gloo"')})
+    assert not view_of(tmp_path, "distributed/helpers.py").nccl_only
+    assert moves() == [(8, True), (15, True)]

@@ -15,6 +15,7 @@ from torchdevice_lint.analysis.guards import (
     beside_cuda_only_code,
     in_code_sized_by_gpu_count,
     in_cuda_only_code,
+    in_nccl_collectives,
     in_test_code,
     process_needs_cuda,
     times_with_cuda_events,
@@ -86,6 +87,10 @@ class FileAnalysis:
         )
         #: Whether the text may set the process up on the GPU (`guards.process_needs_cuda`).
         self._mentions_setup = self._mentions_waiting or any(word in text for word in _SETUP_WORDS)
+        #: Whether the text may call ``torch.distributed`` collectives (`guards.in_nccl_collectives`).
+        self._mentions_collectives = any(
+            word in text for word in ("reduce", "gather", "broadcast", "scatter", "all_to_all", "send(", "recv(")
+        )
         #: Whether the text may size work by the number of GPUs (`guards.in_code_sized_by_gpu_count`).
         self._mentions_gpu_count = "device_count" in text
         #: Classes of the project's files, seen from this one (see `analysis.project`).
@@ -126,7 +131,8 @@ class FileAnalysis:
     def beside_cuda_only_code(self, ancestors: Sequence[cst.CSTNode]) -> bool:
         """Whether the code at the end of ``ancestors`` only runs with code that waits for the
         GPU (`guards.beside_cuda_only_code`), in a function that divides by the number of GPUs
-        (`guards.in_code_sized_by_gpu_count`), or in a module using project code that refuses
+        (`guards.in_code_sized_by_gpu_count`), in one handing tensors to collectives of a project
+        whose process groups are all NCCL's (`guards.in_nccl_collectives`), or in a module using project code that refuses
         tensors off CUDA (`ProjectView.uses_cuda_only_code`): its findings stay reported, without a fix."""
         if self._process_needs_cuda or self.project.uses_cuda_only_code:
             return True
@@ -141,6 +147,8 @@ class FileAnalysis:
     def _beside_cuda_only(self) -> frozenset[cst.FunctionDef]:
         beside = beside_cuda_only_code(self.imports, self.module) if self._mentions_waiting else frozenset()
         sized = in_code_sized_by_gpu_count(self.imports, self.module) if self._mentions_gpu_count else frozenset()
+        if self._mentions_collectives and self.project.nccl_only:
+            sized |= in_nccl_collectives(self.imports, self.module)
         return beside | sized
 
     @functools.cached_property

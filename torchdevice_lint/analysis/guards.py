@@ -200,6 +200,32 @@ def beside_cuda_only_code(imports: ImportTable, module: cst.Module) -> frozenset
     return frozenset(found - waiting)
 
 
+#: ``torch.distributed`` collectives and point-to-point calls, which hand tensors to the process
+#: group's backend: NCCL's take only CUDA tensors.
+_COLLECTIVES = frozenset(
+    f"torch.distributed.{name}"
+    for name in (
+        "all_reduce", "all_gather", "all_gather_into_tensor", "reduce", "broadcast", "gather", "scatter",
+        "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single", "send", "recv", "isend", "irecv",
+    )
+)
+
+
+def in_nccl_collectives(imports: ImportTable, module: cst.Module) -> frozenset[cst.FunctionDef]:
+    """Functions that hand tensors to a ``torch.distributed`` collective on their main path (not
+    under any condition: after an early ``if world_size == 1: return``), for a project whose every
+    process group is NCCL's (`ProjectView.nccl_only`): the tensors they move to CUDA must be there
+    (maskrcnn-benchmark's and vq-vae-2's ``all_gather``: ``torch.ByteTensor(storage).to("cuda")``
+    gathered across ranks). A collective under a condition (``if dist.is_initialized():``) leaves
+    the function's other moves on the single-process path, where a portable one helps."""
+    return frozenset(
+        function
+        for function in walk(module)
+        if isinstance(function, cst.FunctionDef)
+        and any(imports.qualified_name(call.func) in _COLLECTIVES for call in _default_path_calls(function.body.body, {}))
+    )
+
+
 def in_code_sized_by_gpu_count(imports: ImportTable, module: cst.Module) -> frozenset[cst.FunctionDef]:
     """Functions that cannot run without CUDA because they size work by the number of GPUs:
     one that binds a name (or attribute) to ``torch.cuda.device_count()``, alone or times a

@@ -165,6 +165,9 @@ class FileFacts:
     #: kernel), those of the file that call one without choosing by device (``Function.apply``), and
     #: module-level aliases of one (``deform_conv = DeformConvFunction.apply``).
     refuses_cpu: frozenset[str] = frozenset()
+    #: The backend each ``init_process_group(...)`` call of the file names, lower-cased (``nccl``,
+    #: ``gloo``), ``?`` for one not written out as a plain string (a name, a conditional, none).
+    process_group_backends: frozenset[str] = frozenset()
 
     def as_json(self) -> list:
         classes = {name: [list(bases), sorted(methods)] for name, (bases, methods) in sorted(self.classes.items())}
@@ -179,6 +182,7 @@ class FileFacts:
             sorted(self.cuda_extensions),
             {name: list(positions) for name, positions in sorted(self.host_only_inputs.items())},
             sorted(self.refuses_cpu),
+            sorted(self.process_group_backends),
         ]
 
 
@@ -240,7 +244,40 @@ def scan(text: str) -> FileFacts:
         _cuda_extensions(text) if "Extension" in text or "create_extension" in text else frozenset(),
         _host_only_inputs(text, class_spans) if "def forward" in text else {},
         _refuses_cpu(text, tops) if "is_cuda" in text or "device.type" in text else frozenset(),
+        _process_group_backends(text) if "init_process_group" in text else frozenset(),
     )
+
+
+#: A call of ``init_process_group`` (``dist.init_process_group(``), not a definition of one.
+_INIT_PROCESS_GROUP = re.compile(r"(?<!def )\binit_process_group[ \t]*\(")
+#: A backend written out as a plain string, the whole of its argument: ``"nccl"`` then ``,`` or ``)``.
+_BACKEND_LITERAL = re.compile(r"[ \t\n]*[rbu]?(['\"])(\w+)\1[ \t\n]*(?:,|$)")
+
+
+def _process_group_backends(text: str) -> frozenset[str]:
+    """`FileFacts.process_group_backends`: for each call, the ``backend=`` argument (or the first
+    positional one) when it is a plain string, else ``?`` (``"nccl" if cuda else "gloo"``, a name,
+    none given: torch then picks per device)."""
+    found = set()
+    for match in _INIT_PROCESS_GROUP.finditer(text):
+        line = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
+        if "#" in line:
+            continue  # a comment
+        depth, end = 1, match.end()
+        while depth and end < len(text) and end - match.end() < 2000:
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            end += 1
+        arguments = text[match.end() : end - 1]
+        keyword = re.search(r"\bbackend[ \t]*=(?!=)", arguments)
+        if keyword is not None:
+            value = arguments[keyword.end() :]
+        elif re.match(r"[ \t\n]*\w+[ \t]*=(?!=)", arguments) is None:
+            value = arguments  # the first argument is positional: the backend
+        else:
+            value = ""
+        literal = _BACKEND_LITERAL.match(value)
+        found.add(literal.group(2).lower() if literal is not None else "?")
+    return frozenset(found)
 
 
 def _refuses_cpu(text: str, tops: list[int]) -> frozenset[str]:
@@ -692,6 +729,11 @@ class ProjectIndex:
         return digest.hexdigest()[:16]
 
     @functools.cached_property
+    def process_group_backends(self) -> frozenset[str]:
+        """The backends the project's ``init_process_group`` calls name (`FileFacts.process_group_backends`)."""
+        return frozenset(backend for facts in self.files.values() for backend in facts.process_group_backends)
+
+    @functools.cached_property
     def cuda_extensions(self) -> frozenset[str]:
         """The compiled CUDA extensions the project builds, as paths: ``pkg/ops/_cuda_ext``."""
         return frozenset(name.replace(".", "/") for facts in self.files.values() for name in facts.cuda_extensions)
@@ -779,6 +821,15 @@ class ProjectView:
             if module is not None and self._built_on_cuda(module[0]):
                 return True
         return False
+
+    @functools.cached_property
+    def nccl_only(self) -> bool:
+        """Every ``init_process_group`` call of the project (this file's text included) names the
+        ``"nccl"`` backend as a plain string (vq-vae-2's ``backend="NCCL"``), and there is one: its
+        collectives take only CUDA tensors. One choosing ``"nccl" if cuda else "gloo"``, or naming
+        no backend, keeps a CPU path."""
+        backends = self.index.process_group_backends | self._own.process_group_backends
+        return backends == {"nccl"}
 
     @functools.cached_property
     def uses_cuda_only_code(self) -> bool:

@@ -39,7 +39,9 @@ class CudaCall(Rule):
     `DistributedDataParallel(..., device_ids=[rank])`, which refuses a module on the CPU, or
     entering `with torch.cuda.device(0):` (an index, `"cuda:N"` or `torch.device("cuda")` written
     out: entering it raises without CUDA; a tensor's `.device` or `get_device()` does not count),
-    and the code beside it as above. So is all of a script that cannot
+    and the code beside it as above. So is a function handing tensors to a `torch.distributed`
+    collective (`all_gather`, `all_reduce`, ...) on its main path, in a project whose every
+    `init_process_group` names the `"nccl"` backend: NCCL takes only CUDA tensors. So is all of a script that cannot
     start without CUDA: on its default path (top-level code, the `__main__` block, a function it
     calls) it calls `init_process_group(backend="nccl")`, `torch.cuda.set_device`,
     `torch.cuda.current_device`, `torch.cuda.get_device_name` (or another `torch.cuda` query that
