@@ -1,9 +1,11 @@
 """The shared analysis: what each name is and where it lives, at the point of use."""
 
+import importlib
+
 import libcst as cst
 import pytest
 
-from torchdevice_lint.analysis import FileAnalysis, Kind, Place
+from torchdevice_lint.analysis import FileAnalysis, Kind, Place, torch_api
 
 
 def value_of_last_use(source, name):
@@ -261,3 +263,18 @@ def test_only_test_frameworks_utilities_and_leading_test_packages_make_test_code
     source = f"import torch\n{imported}\n\nnet = torch.nn.Linear(2, 2)\nnet.load_state_dict(torch.load('x.pth'))\n"
     reported = any(f.code == "TDL005" for f in lint_source(source))
     assert reported is not test_code
+
+
+@pytest.mark.parametrize("qualified", sorted(torch_api.TENSOR_OPERAND_FUNCTIONS))
+def test_a_tensor_operand_function_refuses_anything_but_a_tensor_first(qualified):
+    """What makes ``torch.mean(corr)`` evidence that ``corr`` is a tensor: the installed torch
+    refuses a NumPy array, a number, a list of numbers and a list of tensors there."""
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    module_name, _, name = qualified.rpartition(".")
+    function = getattr(importlib.import_module(module_name), name)
+    t = torch.ones(2, 3)
+    for given in (np.ones((2, 3), dtype=np.float32), 2.0, 3, [1.0, 2.0], [t, t]):
+        for rest in ((), (t,), (1,), (t, t), (1, t)):
+            with pytest.raises(Exception):
+                function(given, *rest)

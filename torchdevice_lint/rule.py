@@ -50,9 +50,17 @@ class RuleContext:
         return self.ancestors[-depth] if len(self.ancestors) >= depth else None
 
     def device_for(
-        self, partner: Optional[str] = None, operands: Sequence[cst.Name] = (), moving: Optional[str] = None
+        self,
+        partner: Optional[str] = None,
+        operands: Sequence[cst.Name] = (),
+        moving: Optional[str] = None,
+        computing: bool = True,
     ) -> DeviceChoice:
-        return self.analysis.binder.choose(self.statement(), self.enclosing_functions(), partner, operands, moving)
+        """`DeviceBinder.choose`; ``computing`` false for a site that computes nothing with the
+        function's tensors (a checkpoint's ``map_location``, the process's default device)."""
+        return self.analysis.binder.choose(
+            self.statement(), self.enclosing_functions(), partner, operands, moving, computing
+        )
 
     def operand_partners(self, node: cst.BaseExpression) -> list[cst.Name]:
         """The tensors ``node`` (being visited, or one of its ancestors) meets in one operation

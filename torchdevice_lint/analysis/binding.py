@@ -9,7 +9,10 @@ this order of preference, and only when none exists asks for one module-level bi
 2. the device of the tensor the site meets (``x.device``), when that tensor is a name: a
    meeting the flow found, or an operand of the same operation requiring one device
    (``torch.where(m, y, t.cuda())``, ``w = t.cuda()`` then ``w * g``: `analysis.operands`);
-3. inside a module's ``forward`` (or a helper it feeds), an input tensor's ``.device``;
+3. inside a module's ``forward`` (or a helper it feeds), an input tensor's ``.device``; in any
+   other function, a parameter its body shows is a tensor (``torch.topk(corr, k)``,
+   ``torch.zeros_like(values)``, ``x.size(0)``), one whose ``.device`` it reads first, unless it
+   moves its own arguments (``batch.cuda()``: host data it places) or loads data (`_computed_with`);
 4. ``self.device`` when the class sets it, inherits it from Lightning (``LightningModule``,
    ``LightningLite``, ``Fabric``), or places its data with it elsewhere (in ``__init__`` only
    after ``super().__init__()``, when a base class provides it);
@@ -29,16 +32,18 @@ import dataclasses
 import functools
 import os
 from dataclasses import dataclass
-from typing import Iterator, Optional, Sequence
+from typing import AbstractSet, Iterator, Optional, Sequence
 
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.bind_once import can_bind_once
+from torchdevice_lint.analysis.contract import is_data_loading
 from torchdevice_lint.analysis.devices import looks_like_accelerator_switch, looks_like_device_name
 from torchdevice_lint.analysis.evidence import FunctionBody, names_used_as_tensors
 from torchdevice_lint.analysis.flow import FlowAnalysis, Scope
 from torchdevice_lint.analysis.imports import ImportTable, dotted_name
+from torchdevice_lint.analysis.operands import bound_names
 from torchdevice_lint.analysis.switches import SwitchGuard, defines_switch, device_from, named_as_switch, switch_guards
 from torchdevice_lint.analysis.tree import (
     annotated_expression,
@@ -119,6 +124,8 @@ class DeviceBinder:
         self.preferred_name = name
         self.global_name = self._free_global_name()
         self._strict_evidence: dict[cst.FunctionDef, _Evidence] = {}
+        #: The same without ``x.size()`` (no argument) as evidence (`_computed_with`).
+        self._sized_evidence: dict[cst.FunctionDef, _Evidence] = {}
         self._guards_by_node: dict[cst.CSTNode, list[SwitchGuard]] = {}
 
     # ----------------------------------------------------------------- choice
@@ -129,16 +136,19 @@ class DeviceBinder:
         partner: Optional[str] = None,
         operands: Sequence[cst.Name] = (),
         moving: Optional[str] = None,
+        computing: bool = True,
     ) -> DeviceChoice:
         """The device to use in ``statement``, nested in ``functions`` (innermost first);
         ``partner`` and ``operands`` name tensors the site's value meets (`analysis.operands`);
-        ``moving`` names the tensor the site moves, whose own device is never the answer.
+        ``moving`` names the tensor the site moves, whose own device is never the answer;
+        ``computing`` false where the site computes nothing with the function's tensors (a
+        checkpoint's ``map_location``): no tensor parameter's device only for being one.
 
         A site in a ``def`` line (a parameter's default, a decorator: ``statement`` is the
         function) runs in the scope around it, before the function's parameters exist: where the
         function names its own device (a parameter or local of that name, or a switch of its own,
         whose device line it would get) the default would read as that device: no fix there."""
-        choice = self._choose(statement, functions, partner, operands, moving)
+        choice = self._choose(statement, functions, partner, operands, moving, computing)
         if isinstance(statement, cst.FunctionDef) and self._names_own_device(statement, choice.expression.split(".")[0]):
             return dataclasses.replace(choice, shadowed=True)
         return choice
@@ -157,6 +167,7 @@ class DeviceBinder:
         partner: Optional[str],
         operands: Sequence[cst.Name],
         moving: Optional[str],
+        computing: bool = True,
     ) -> DeviceChoice:
         site = self.flow.statement_order.get(statement, 0) if statement is not None else 0
         scopes = [self.flow.scopes[f] for f in functions if f in self.flow.scopes]
@@ -177,6 +188,9 @@ class DeviceBinder:
             ]
             if known:
                 return DeviceChoice(f"{known[0]}.device")
+        computed = self._computed_with(scopes[0], site, moving) if scopes and computing else None
+        if computed is not None:
+            return DeviceChoice(f"{computed}.device")
         innermost = scopes[0] if scopes else None
         if innermost is not None and innermost.owner_class is not None and isinstance(innermost.node, cst.FunctionDef):
             owner = innermost.owner_class
@@ -229,6 +243,56 @@ class DeviceBinder:
         shadowed = shadowed or (self.imports.torch_alias is not None and self.imports.torch_at_module_level() is None)
         shadowed = shadowed or self._line_would_precede_gpu_choice(statement)
         return DeviceChoice(self.global_name, inserts_binding=True, shadowed=shadowed)
+
+    def _computed_with(self, scope: Scope, site: int, moving: Optional[str]) -> Optional[str]:
+        """A tensor parameter the function computes with, wherever it is called from: in
+        ``def time_delay_agg_full(self, values, corr)``, ``torch.topk(corr, k)`` shows ``corr`` is
+        a tensor, and code that ran on the GPU made its own tensors where ``corr`` was. One whose
+        ``.device`` the function already reads comes first (``.to(gt_boxes.device)``).
+
+        Not where the function moves its own arguments (``batch = batch.cuda()``, ``x.to(device)``:
+        host data it places, a train step or a preprocessor), in data loading (a Dataset, a
+        collate function), for a parameter the function binds again, one that may be None
+        (``ids: Tensor = None``), one shown only by ``.size()`` (a process group's ``group.size()``)
+        or the value being moved."""
+        function = scope.node
+        if not isinstance(function, cst.FunctionDef) or is_data_loading(function):
+            return None
+        owner = scope.owner_class
+        if owner is not None and any(name.endswith("Dataset") for name in _base_names(owner.node)):
+            return None
+        evidence = self._sized_evidence.get(function)
+        if evidence is None:
+            evidence = self._sized_evidence[function] = _strict_tensor_evidence(
+                self.flow.body_of(function), self.imports, bare_size=False
+            )
+        may_be_none = {
+            param.name.value
+            for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
+            if isinstance(param.default, cst.Name) and param.default.value == "None"
+        } | _tested_for_none(function)
+        parameters = [name for name in parameter_names(function) if name in scope.parameters and name not in may_be_none]
+        assigned = bound_names(function.body)
+        candidates = [
+            name
+            for name in parameters
+            if name in evidence.tensors
+            and name != moving
+            and name not in assigned
+            and (value := scope.env.get(name)) is not None
+            and value.kind in (Kind.TENSOR, Kind.UNKNOWN)
+            and value.place is not Place.CPU
+        ]
+        if not candidates or _moves_its_own_values(function, scope.parameters, self.imports):
+            return None
+        read = _device_read_of(function)
+        return next((name for name in candidates if name in read), candidates[0])
+
+    def _evidence_of(self, function: cst.FunctionDef) -> _Evidence:
+        evidence = self._strict_evidence.get(function)
+        if evidence is None:
+            evidence = self._strict_evidence[function] = _strict_tensor_evidence(self.flow.body_of(function), self.imports)
+        return evidence
 
     def _binds_once(self, scopes: Sequence[Scope], test: str) -> bool:
         """The engine will bind the switch device once at the top of the innermost function
@@ -416,9 +480,7 @@ class DeviceBinder:
         function = scope.node
         if value is None or value.kind not in (Kind.TENSOR, Kind.UNKNOWN) or not isinstance(function, cst.FunctionDef):
             return value is not None and value.kind is Kind.TENSOR
-        evidence = self._strict_evidence.get(function)
-        if evidence is None:
-            evidence = self._strict_evidence[function] = _strict_tensor_evidence(self.flow.body_of(function), self.imports)
+        evidence = self._evidence_of(function)
         if value.kind is Kind.UNKNOWN:
             # a name the flow could not type, written into by a method only tensors have
             # (``input_label.scatter_(1, idx, 1.0)``, ``input_label`` made by ``self.Tensor(...)``)
@@ -968,9 +1030,9 @@ class _Evidence:
     written: frozenset[str] = frozenset()
 
 
-def _strict_tensor_evidence(body: FunctionBody, imports: ImportTable) -> _Evidence:
+def _strict_tensor_evidence(body: FunctionBody, imports: ImportTable, bare_size: bool = True) -> _Evidence:
     function = body.function
-    tensors = names_used_as_tensors(body.nodes, imports, lenient=False)
+    tensors = names_used_as_tensors(body.nodes, imports, lenient=False, operands=True, bare_size=bare_size)
     for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
         annotation = param.annotation
         if annotation is not None and (imports.qualified_name(annotated_expression(annotation)) or "") == "torch.Tensor":
@@ -1115,6 +1177,65 @@ def _leading_position(body: list[cst.BaseStatement]) -> int:
             break
         position = index + 1
     return position
+
+
+def _moves_its_own_values(function: cst.FunctionDef, parameters: AbstractSet[str], imports: ImportTable) -> bool:
+    """The function moves a value of its own to a device (``x.cuda()``, ``batch.to(device)``,
+    ``images.float().to("cuda")``): not made by torch (``torch.zeros(n).cuda()``) nor an
+    attribute (``self.mask.cuda()``), nor moved to a parameter's device (``x.to(y.device)``)."""
+    for node in walk(function.body):
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+            continue
+        method = node.func.attr.value
+        if method not in ("cuda", "to"):
+            continue
+        if method == "to":
+            target = next((arg.value for arg in node.args if arg.keyword is None or arg.keyword.value == "device"), None)
+            if target is None or (
+                isinstance(target, cst.Attribute)
+                and target.attr.value in ("dtype", "device")
+                and isinstance(target.value, cst.Name)
+                and (target.attr.value == "dtype" or target.value.value in parameters)
+            ):
+                continue
+            if isinstance(target, cst.Attribute) and dotted_name(target) in torch_api.DTYPES:
+                continue
+        receiver: cst.BaseExpression = node.func.value
+        while isinstance(receiver, (cst.Call, cst.Subscript)):
+            if isinstance(receiver, cst.Subscript):
+                receiver = receiver.value
+            elif isinstance(receiver.func, cst.Attribute) and imports.qualified_name(receiver.func) is None:
+                receiver = receiver.func.value  # a method of the value: ``x.float().cuda()``
+            else:
+                break  # made by a library or a function: ``torch.from_numpy(a).cuda()``
+        if isinstance(receiver, cst.Name) and imports.qualified_name(receiver) is None:
+            return True
+    return False
+
+
+def _tested_for_none(function: cst.FunctionDef) -> set[str]:
+    """The names the function tests for None (``if ids is None:``)."""
+    return {
+        node.left.value
+        for node in walk(function.body)
+        if isinstance(node, cst.Comparison)
+        and isinstance(node.left, cst.Name)
+        and any(
+            isinstance(target.operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual))
+            and isinstance(target.comparator, cst.Name)
+            and target.comparator.value == "None"
+            for target in node.comparisons
+        )
+    }
+
+
+def _device_read_of(function: cst.FunctionDef) -> set[str]:
+    """The names whose ``.device`` the function reads."""
+    return {
+        node.value.value
+        for node in walk(function.body)
+        if isinstance(node, cst.Attribute) and node.attr.value == "device" and isinstance(node.value, cst.Name)
+    }
 
 
 def _moves_with_self_device(owner: cst.ClassDef) -> bool:

@@ -53,12 +53,18 @@ def body_nodes(function: cst.FunctionDef) -> list[cst.CSTNode]:
     return nodes
 
 
-def names_used_as_tensors(body: list[cst.CSTNode], imports: ImportTable, lenient: bool) -> set[str]:
+def names_used_as_tensors(
+    body: list[cst.CSTNode], imports: ImportTable, lenient: bool, operands: bool = False, bare_size: bool = True
+) -> set[str]:
     """Names a function's `body_nodes` treat as tensors: tensor-only methods, a tensor's
     results of ``.cpu()`` (``x.cpu().numpy()``); in ``forward`` also ``.shape`` and being passed
-    to ``torch.*`` functions."""
+    to any ``torch.*`` function. With ``operands``, also the first operand of a torch function
+    that takes only a tensor there (``torch.topk(corr, k)``, ``torch.zeros_like(values)``): the
+    device choice reads it (`binding`), the flow does not (a parameter typed so would make new
+    findings in data-loading helpers: ``torch.index_select(frames, 0, torch.linspace(...))``).
+    Without ``bare_size``, ``x.size()`` with no argument is none (a process group's ``group.size()``)."""
     evidence = torch_api.TENSOR_ONLY_METHODS | (_FORWARD_TENSOR_EVIDENCE if lenient else frozenset())
-    found = _names_read_with(body, evidence) | _names_copied_to_host(body)
+    found = _names_read_with(body, evidence, bare_size) | _names_copied_to_host(body)
     #: ``row, col = edge_index``: what the rows show of the tensor they come from.
     unpacked_from: dict[str, str] = {}
     for node in body:
@@ -75,10 +81,21 @@ def names_used_as_tensors(body: list[cst.CSTNode], imports: ImportTable, lenient
                 and arg.value.attr.value == arg.keyword.value
             ]
             # the qualified name only where it decides: most calls are neither in ``forward`` nor placing
-            if (lenient or placing) and (imports.qualified_name(func) or "").startswith("torch."):
-                found.update(placing)
-                if lenient:
-                    found.update(arg.value.value for arg in node.args if type(arg.value) is cst.Name and not arg.keyword)
+            first = node.args[0] if node.args else None
+            # ``torch.mean(corr)``, ``torch.zeros_like(values)``: a tensor only (NumPy is refused there)
+            operand = (
+                first.value.value
+                if operands and first is not None and type(first.value) is cst.Name and not first.keyword and not first.star
+                else None
+            )
+            if lenient or placing or operand is not None:
+                qualified = imports.qualified_name(func) or ""
+                if qualified.startswith("torch."):
+                    found.update(placing)
+                    if lenient:
+                        found.update(arg.value.value for arg in node.args if type(arg.value) is cst.Name and not arg.keyword)
+                    elif operand is not None and torch_api.takes_tensor_operand(qualified):
+                        found.add(operand)
         elif type(node) is cst.Assign and type(node.value) is cst.Name:
             for target in node.targets:
                 if isinstance(target.target, (cst.Tuple, cst.List)):
@@ -102,9 +119,9 @@ def names_shown_as_tensors(body: list[cst.CSTNode]) -> set[str]:
     return _names_read_with(body, _STRONG_TENSOR_EVIDENCE)
 
 
-def _names_read_with(body: list[cst.CSTNode], members: frozenset[str]) -> set[str]:
+def _names_read_with(body: list[cst.CSTNode], members: frozenset[str], bare_size: bool = True) -> set[str]:
     """Names ``body`` reads one of ``members`` off (``x.shape``), or calls one of the methods
-    only tensors have by that name on (``x.size()``)."""
+    only tensors have by that name on (``x.size()``; ``x.size(0)`` only, without ``bare_size``)."""
     names: set[str] = set()
     for node in body:
         if type(node) is cst.Attribute and type(node.value) is cst.Name and node.attr.value in members:
@@ -112,7 +129,8 @@ def _names_read_with(body: list[cst.CSTNode], members: frozenset[str]) -> set[st
         elif type(node) is cst.Call:
             func = node.func
             if type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value in _CALLED_TENSOR_EVIDENCE:
-                names.add(func.value.value)
+                if bare_size or node.args or func.attr.value != "size":
+                    names.add(func.value.value)
     return names
 
 

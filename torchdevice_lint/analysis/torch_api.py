@@ -240,6 +240,28 @@ TENSOR_FUNCTIONS = COMBINING_FUNCTIONS | frozenset(
     }
 )
 
+#: ``torch.*`` functions whose first positional argument must be a tensor: NumPy arrays, numbers
+#: and lists are refused (torch 2.13). Not those that take a number there (``torch.add(2, t)``,
+#: ``torch.pow(2, t)``), a sequence (``torch.cat(parts)``) or an equation (``torch.einsum``).
+TENSOR_OPERAND_FUNCTIONS = (TENSOR_FUNCTIONS - frozenset(
+    {
+        "torch.add", "torch.sub", "torch.mul", "torch.div", "torch.true_divide", "torch.floor_divide",
+        "torch.remainder", "torch.pow", "torch.cat", "torch.concat", "torch.concatenate", "torch.stack",
+        "torch.hstack", "torch.vstack", "torch.dstack", "torch.einsum",
+    }
+)) | frozenset(
+    {
+        "torch.topk", "torch.sort", "torch.argsort", "torch.std", "torch.var", "torch.amax", "torch.amin",
+        "torch.nonzero", "torch.any", "torch.all", "torch.isnan", "torch.isinf",
+    }
+)
+
+
+def takes_tensor_operand(qualified: str) -> bool:
+    """``torch.mean(corr)``, ``torch.zeros_like(values)``: the first positional argument is a tensor."""
+    return qualified in TENSOR_OPERAND_FUNCTIONS or (qualified.startswith("torch.") and qualified.endswith("_like"))
+
+
 #: Tensor methods that return a tensor on the receiver's device.
 TENSOR_RETURNING_METHODS = COMBINING_METHODS | frozenset(
     {

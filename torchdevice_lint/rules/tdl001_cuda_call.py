@@ -136,6 +136,15 @@ class CudaCall(Rule):
     needles = (".cuda(",)
 
     valid = (
+        # a parameter's device where the function computes with it, as the fix writes it
+        "import torch\n\n\ndef pad(values, n):\n    out = torch.zeros_like(values)\n"
+        "    return out, torch.arange(n).to(values.device)\n",
+        "import numpy as np\nimport torch\n\n\ndef sample(all_rois, gt_boxes, n):\n"
+        "    inds = torch.from_numpy(np.arange(n)).long().to(gt_boxes.device)\n    return all_rois[inds]\n",
+        "import torch\n\n\ndef delays(corr, k):\n    return torch.topk(corr, k, dim=-1)[1].to(corr.device)\n",
+        # a preprocessor moving its arguments to the device it is given keeps that device
+        "import torch\n\n\ndef preprocess(images, device):\n    images = images.to(device)\n"
+        "    mean = torch.tensor([0.5]).to(device)\n    return torch.sub(images, mean) / torch.std(images)\n",
         "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\nclass M(nn.Module):\n"
         "    def sample(self, it, n):\n        logprobs = F.log_softmax(self.proj(it), dim=-1)\n"
         "        mask = torch.zeros(logprobs.size()).to(logprobs.device)\n        for i in range(n):\n            mask[i, 0] += 1\n"
@@ -268,6 +277,41 @@ class CudaCall(Rule):
         "        return x.to(device, non_blocking=True)\n",
     )
     invalid = (
+        Invalid(  # a method called nowhere in the file: torch.topk(corr, k) shows corr a tensor (PatchTST AutoCorrelation)
+            "import math\nimport torch\nfrom torch import nn\n\n\nclass AutoCorrelation(nn.Module):\n"
+            "    def time_delay_agg_full(self, values, corr):\n        length = values.shape[3]\n"
+            "        init_index = torch.arange(length).unsqueeze(0).cuda()\n"
+            "        delay = torch.topk(corr, int(math.log(length)), dim=-1)[1]\n        return init_index, delay\n",
+            "import math\nimport torch\nfrom torch import nn\n\n\nclass AutoCorrelation(nn.Module):\n"
+            "    def time_delay_agg_full(self, values, corr):\n        length = values.shape[3]\n"
+            "        init_index = torch.arange(length).unsqueeze(0).to(corr.device)\n"
+            "        delay = torch.topk(corr, int(math.log(length)), dim=-1)[1]\n        return init_index, delay\n",
+        ),
+        Invalid(  # the function already moves .to(gt_boxes.device), a parameter: that device (pytorch-faster-rcnn)
+            "import numpy as np\nimport torch\n\n\ndef sample(all_rois, gt_boxes, fg_inds, n):\n"
+            "    if fg_inds.numel() == 0:\n"
+            "        bg_inds = torch.from_numpy(np.random.choice(all_rois.size(0), size=n)).long().cuda()\n"
+            "    else:\n        bg_inds = torch.from_numpy(np.arange(n)).long().to(gt_boxes.device)\n"
+            "    return all_rois[bg_inds]\n",
+            "import numpy as np\nimport torch\n\n\ndef sample(all_rois, gt_boxes, fg_inds, n):\n"
+            "    if fg_inds.numel() == 0:\n"
+            "        bg_inds = torch.from_numpy(np.random.choice(all_rois.size(0), size=n)).long().to(gt_boxes.device)\n"
+            "    else:\n        bg_inds = torch.from_numpy(np.arange(n)).long().to(gt_boxes.device)\n"
+            "    return all_rois[bg_inds]\n",
+        ),
+        Invalid(  # a function moving its own arguments places host data: no argument's device there
+            "import torch\n\n\ndef step(model, x, y):\n    out = model(x.cuda())\n    noise = torch.randn(3).cuda()\n"
+            "    return torch.mean(out - y) + noise\n",
+            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            "def step(model, x, y):\n    out = model(x.to(device))\n    noise = torch.randn(3).to(device)\n"
+            "    return torch.mean(out - y) + noise\n",
+            count=2,
+        ),
+        Invalid(  # torch.cat takes a list: no tensor parameter shown
+            "import torch\n\n\ndef merge(parts, n):\n    m = torch.ones(n).cuda()\n    return torch.cat(parts), m\n",
+            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            "def merge(parts, n):\n    m = torch.ones(n).to(device)\n    return torch.cat(parts), m\n",
+        ),
         Invalid(  # a self-test's GPU section repeating its CPU one: reported, not rewritten (temporal-shift-module)
             "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n    net = nn.Linear(4, 4)\n"
             "    print('=> Testing CPU...')\n    y1 = net(torch.rand(2, 4))\n"

@@ -163,6 +163,12 @@ class CudaLiteral(Rule):
         '    sd.enable_model_cpu_offload(gpu_id=5, device="cuda")\n    assert sd._offload_gpu_id == 5',
     )
     invalid = (
+        Invalid(  # torch.zeros_like(values) shows values a tensor, in a function called nowhere in the file
+            "import torch\n\n\ndef pad(values, n):\n    out = torch.zeros_like(values)\n"
+            "    idx = torch.arange(n, device='cuda')\n    return out, idx\n",
+            "import torch\n\n\ndef pad(values, n):\n    out = torch.zeros_like(values)\n"
+            "    idx = torch.arange(n, device=values.device)\n    return out, idx\n",
+        ),
         Invalid(  # the default of a device option's lookup: where the caller gives none, CUDA
             "import torch\n\n\ndef eval_split(model, loader, eval_kwargs={}):\n"
             "    device = eval_kwargs.get('device', 'cuda')\n",

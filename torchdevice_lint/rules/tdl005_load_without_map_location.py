@@ -102,6 +102,12 @@ class LoadWithoutMapLocation(Rule):
         "import torch\nscripted = torch.jit.load('model.pt', map_location='cpu')\n",
     )
     invalid = (
+        Invalid(  # a checkpoint is read to the host, never to a tensor argument's device
+            "import torch\n\n\ndef load(path, x):\n    y = torch.mean(x)\n    state = torch.load(path)\n"
+            "    state['w'] = state['w'] * y\n    return state\n",
+            "import torch\n\n\ndef load(path, x):\n    y = torch.mean(x)\n    state = torch.load(path, map_location='cpu')\n"
+            "    state['w'] = state['w'] * y\n    return state\n",
+        ),
         Invalid(
             'import torch\nmodel.load_state_dict(torch.load("ckpt.pt"))\n',
             'import torch\nmodel.load_state_dict(torch.load("ckpt.pt", map_location="cpu"))\n',
@@ -166,7 +172,7 @@ class LoadWithoutMapLocation(Rule):
         quote = self.analysis.binder.quote
         location = f"{quote}cpu{quote}"
         if self._computes_with_result():
-            device = self.context.device_for()
+            device = self.context.device_for(computing=False)
             location = location if device.inserts_binding else device.expression
         replacement = append_argument(node, argument(expression(location), "map_location"))
         safety = Safety.SAFE if self._feeds_load_state_dict(directly=True) else Safety.UNSAFE

@@ -592,7 +592,7 @@ class LegacyConstructor(Rule):
         set_dtype = expression(f"{torch_name}.set_default_dtype({dtype_text})")
         if not cuda:
             return Fix(Safety.SAFE, ((node, set_dtype),))
-        device = self.context.device_for()
+        device = self.context.device_for(computing=False)
         set_device = expression(f"{torch_name}.set_default_device({device.expression})")
         first = line.with_changes(body=[cst.Expr(set_dtype)], trailing_whitespace=cst.TrailingWhitespace())
         second = line.with_changes(body=[cst.Expr(set_device)], leading_lines=())

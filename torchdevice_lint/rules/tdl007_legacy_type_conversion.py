@@ -130,7 +130,9 @@ class LegacyTypeConversion(Rule):
         if torch_name is None or any(arg.star for arg in node.args):
             return None
         dtype = (torch_api.LEGACY_TENSOR_TYPES[legacy] or "").replace("torch.", f"{torch_name}.", 1)
-        device = self.context.device_for() if cuda else None
+        receiver_node = cst.ensure_type(node.func, cst.Attribute).value
+        moving = receiver_node.value if isinstance(receiver_node, cst.Name) else None
+        device = self.context.device_for(moving=moving) if cuda else None
         quote = self.analysis.binder.quote
         location = device.expression if device is not None else f"{quote}cpu{quote}"
         kept = [arg for arg in node.args if arg.keyword is not None and arg.keyword.value != "dtype"]
