@@ -1181,8 +1181,8 @@ def _leading_position(body: list[cst.BaseStatement]) -> int:
 
 def _moves_its_own_values(function: cst.FunctionDef, parameters: AbstractSet[str], imports: ImportTable) -> bool:
     """The function moves a value of its own to a device (``x.cuda()``, ``batch.to(device)``,
-    ``images.float().to("cuda")``): not made by torch (``torch.zeros(n).cuda()``) nor an
-    attribute (``self.mask.cuda()``), nor moved to a parameter's device (``x.to(y.device)``)."""
+    ``images.float().to("cuda")``, ``x.data.cuda()``): not made by torch (``torch.zeros(n).cuda()``)
+    nor the object's own (``self.mask.cuda()``), nor moved to a parameter's device (``x.to(y.device)``)."""
     for node in walk(function.body):
         if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
             continue
@@ -1201,14 +1201,18 @@ def _moves_its_own_values(function: cst.FunctionDef, parameters: AbstractSet[str
             if isinstance(target, cst.Attribute) and dotted_name(target) in torch_api.DTYPES:
                 continue
         receiver: cst.BaseExpression = node.func.value
-        while isinstance(receiver, (cst.Call, cst.Subscript)):
+        while isinstance(receiver, (cst.Call, cst.Subscript, cst.Attribute)):
             if isinstance(receiver, cst.Subscript):
                 receiver = receiver.value
+            elif isinstance(receiver, cst.Attribute):
+                if imports.qualified_name(receiver) is not None:
+                    break  # a module's member: ``torch.cuda``
+                receiver = receiver.value  # ``x.data.cuda()``, ``batch.image.cuda()``
             elif isinstance(receiver.func, cst.Attribute) and imports.qualified_name(receiver.func) is None:
                 receiver = receiver.func.value  # a method of the value: ``x.float().cuda()``
             else:
                 break  # made by a library or a function: ``torch.from_numpy(a).cuda()``
-        if isinstance(receiver, cst.Name) and imports.qualified_name(receiver) is None:
+        if isinstance(receiver, cst.Name) and receiver.value not in ("self", "cls") and imports.qualified_name(receiver) is None:
             return True
     return False
 

@@ -142,6 +142,7 @@ class CudaCall(Rule):
         "import numpy as np\nimport torch\n\n\ndef sample(all_rois, gt_boxes, n):\n"
         "    inds = torch.from_numpy(np.arange(n)).long().to(gt_boxes.device)\n    return all_rois[inds]\n",
         "import torch\n\n\ndef delays(corr, k):\n    return torch.topk(corr, k, dim=-1)[1].to(corr.device)\n",
+        "import torch\n\n\ndef scale(x, k):\n    return torch.mean(x) * torch.ones(k, device=x.device)\n",
         # a preprocessor moving its arguments to the device it is given keeps that device
         "import torch\n\n\ndef preprocess(images, device):\n    images = images.to(device)\n"
         "    mean = torch.tensor([0.5]).to(device)\n    return torch.sub(images, mean) / torch.std(images)\n",
@@ -305,6 +306,14 @@ class CudaCall(Rule):
             'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
             "def step(model, x, y):\n    out = model(x.to(device))\n    noise = torch.randn(3).to(device)\n"
             "    return torch.mean(out - y) + noise\n",
+            count=2,
+        ),
+        Invalid(  # moved through its data: the argument is host data here too
+            "import torch\n\n\ndef f(model, x):\n    out = model(x.data.cuda())\n    m = torch.ones(3).cuda()\n"
+            "    return torch.mean(x) * out * m\n",
+            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            "def f(model, x):\n    out = model(x.data.to(device))\n    m = torch.ones(3).to(device)\n"
+            "    return torch.mean(x) * out * m\n",
             count=2,
         ),
         Invalid(  # torch.cat takes a list: no tensor parameter shown
