@@ -263,7 +263,10 @@ class FlowAnalysis:
                 value = value.moved_to(Place.DEVICE)
             has_none_default = isinstance(param.default, cst.Name) and param.default.value == "None"
             if value.kind is Kind.UNKNOWN and looks_like_device_name(name):
-                value = Value(Kind.DEVICE, defaults_to_cpu=True) if has_none_default else DEVICE_OBJECT
+                # ``device=None`` or ``device="cpu"``: a call leaving it out places on the CPU
+                # (stylegan2's augmentation helpers, ``normal_sample(size, device="cpu")``)
+                cpu_default = param.default is not None and literal_place(param.default, self.imports) is Place.CPU
+                value = Value(Kind.DEVICE, defaults_to_cpu=True) if has_none_default or cpu_default else DEVICE_OBJECT
             if value.kind is Kind.DEVICE and not has_none_default:
                 scope.device_names[name] = scope.start
             if value.kind is Kind.TENSOR and value.place is Place.DEVICE:

@@ -116,6 +116,11 @@ class FactoryWithoutDevice(Rule):
         # the type name of a tensor holds its device ("torch.cuda.FloatTensor"): a move, as type_as
         "import torch\n\ndef pad(output: torch.Tensor, n: int):\n"
         "    zeros = torch.zeros(n, output.size(1)).type(output.data.type())\n    return torch.cat([output, zeros])\n",
+        # a ``device="cpu"`` default left out by the caller places on the CPU (stylegan2's augmentation)
+        "import torch\n\ndef normal_sample(size, std=1, device='cpu'):\n"
+        "    return torch.empty(size, device=device).normal_(0, std)\n\ndef sample_color(size):\n"
+        "    eye = torch.eye(4).unsqueeze(0).repeat(size, 1, 1)\n"
+        "    return normal_sample(size, std=0.2).view(-1, 1, 1) * eye\n",
         # ... also given by the caller (YOLOX's head: ``dtype=xin[0].type()``)
         "import torch\nfrom torch import nn\n\nclass Head(nn.Module):\n    def forward(self, xin):\n"
         "        return self.decode(xin[0] * 2, dtype=xin[0].type())\n\n    def decode(self, outputs, dtype):\n"
