@@ -168,6 +168,10 @@ class FileFacts:
     #: The backend each ``init_process_group(...)`` call of the file names, lower-cased (``nccl``,
     #: ``gloo``), ``?`` for one not written out as a plain string (a name, a conditional, none).
     process_group_backends: frozenset[str] = frozenset()
+    #: The module builds a CUDA extension when it is imported: a module-level
+    #: ``torch.utils.cpp_extension.load(...)`` whose sources hold a ``.cu`` file (rosinality's
+    #: stylegan2 ``op/upfirdn2d.py``): nvcc must be there, or the import fails.
+    compiles_cuda_on_import: bool = False
 
     def as_json(self) -> list:
         classes = {name: [list(bases), sorted(methods)] for name, (bases, methods) in sorted(self.classes.items())}
@@ -183,6 +187,7 @@ class FileFacts:
             {name: list(positions) for name, positions in sorted(self.host_only_inputs.items())},
             sorted(self.refuses_cpu),
             sorted(self.process_group_backends),
+            self.compiles_cuda_on_import,
         ]
 
 
@@ -245,6 +250,7 @@ def scan(text: str) -> FileFacts:
         _host_only_inputs(text, class_spans) if "def forward" in text else {},
         _refuses_cpu(text, tops) if "is_cuda" in text or "device.type" in text else frozenset(),
         _process_group_backends(text) if "init_process_group" in text else frozenset(),
+        "cpp_extension" in text and _compiles_cuda_on_import(text),
     )
 
 
@@ -252,6 +258,27 @@ def scan(text: str) -> FileFacts:
 _INIT_PROCESS_GROUP = re.compile(r"(?<!def )\binit_process_group[ \t]*\(")
 #: A backend written out as a plain string, the whole of its argument: ``"nccl"`` then ``,`` or ``)``.
 _BACKEND_LITERAL = re.compile(r"[ \t\n]*[rbu]?(['\"])(\w+)\1[ \t\n]*(?:,|$)")
+
+
+#: A module-level call of ``load``/``load_inline`` (``op = load("upfirdn2d", sources=[...])``).
+_JIT_LOAD = re.compile(r"^(?:\w+[ \t]*=[ \t]*)?(?:\w+\.)*load(?:_inline)?[ \t]*\(", re.MULTILINE)
+
+
+#: ``load_inline(..., cuda_sources=kernel)``: CUDA code compiled by nvcc (not ``None`` or empty).
+_INLINE_CUDA = re.compile(r"\bcuda_sources[ \t]*=[ \t]*(?!None\b|\[\]|\(\)|''|\"\")")
+
+
+def _compiles_cuda_on_import(text: str) -> bool:
+    """`FileFacts.compiles_cuda_on_import`: a ``load(`` or ``load_inline(`` call at column 0 whose
+    arguments (up to the matching parenthesis) name a ``.cu`` source or give ``cuda_sources``."""
+    for match in _JIT_LOAD.finditer(text):
+        depth, end = 1, match.end()
+        while depth and end < len(text) and end - match.end() < 4000:
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            end += 1
+        if _CUDA_SOURCE.search(text, match.end(), end) or _INLINE_CUDA.search(text, match.end(), end):
+            return True
+    return False
 
 
 def _process_group_backends(text: str) -> frozenset[str]:
@@ -729,6 +756,11 @@ class ProjectIndex:
         return digest.hexdigest()[:16]
 
     @functools.cached_property
+    def builds_cuda_on_import(self) -> bool:
+        """A file of the project builds a CUDA extension when imported (`FileFacts.compiles_cuda_on_import`)."""
+        return any(facts.compiles_cuda_on_import for facts in self.files.values())
+
+    @functools.cached_property
     def process_group_backends(self) -> frozenset[str]:
         """The backends the project's ``init_process_group`` calls name (`FileFacts.process_group_backends`)."""
         return frozenset(backend for facts in self.files.values() for backend in facts.process_group_backends)
@@ -813,12 +845,29 @@ class ProjectView:
         """The file is built on CUDA-only libraries: it imports Triton, TensorRT, PyCUDA or CuPy
         at module level, or imports there a module of the project that does (unsloth's MoE
         tests, benchmark and autotuner import the Triton kernels' tuning module). One step only:
-        a package importing such a module somewhere below it is not CUDA-only for that."""
+        a package importing such a module somewhere below it is not CUDA-only for that. A module
+        that compiles CUDA sources when imported counts at any depth (`_imports_a_cuda_build`)."""
         if self._built_on_cuda(self.path):
             return True
         for imported in self._own.top_level_imports:
             module = self._module_file(self.path, imported)
             if module is not None and self._built_on_cuda(module[0]):
+                return True
+        return self._imports_a_cuda_build(self.path, set())
+
+    def _imports_a_cuda_build(self, path: str, seen: set[str]) -> bool:
+        """The file builds a CUDA extension on import, or imports at module level, at any depth,
+        a module of the project that does: the import fails without nvcc, so everything above
+        it does too (stylegan2's ``generate.py`` -> ``model`` -> ``op`` -> ``op/upfirdn2d.py``).
+        Unlike the one step of the other facts, this one is not a guess about use."""
+        if not self.index.builds_cuda_on_import and not self._own.compiles_cuda_on_import:
+            return False
+        if self._facts(path).compiles_cuda_on_import:
+            return True
+        seen.add(path)
+        for imported in self._facts(path).top_level_imports:
+            module = self._module_file(path, imported)
+            if module is not None and module[0] not in seen and self._imports_a_cuda_build(module[0], seen):
                 return True
         return False
 

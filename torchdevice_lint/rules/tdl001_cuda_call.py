@@ -31,7 +31,9 @@ class CudaCall(Rule):
     the project builds from CUDA sources (`CUDAExtension(...)` in its `setup.py`, or an `Extension(...)`
     whose list of sources holds a `.cu` file), imported at module
     level outside any block, or through a module of the project that imports one there (an
-    optional import such as `optional_import("cupy")` does not count), a function that waits for the GPU (`torch.cuda.synchronize()`,
+    optional import such as `optional_import("cupy")` does not count), a module importing, at
+    any depth, one that compiles CUDA sources when imported (a module-level
+    `torch.utils.cpp_extension.load(...)` of a `.cu` file, stylegan2's `op/upfirdn2d.py`), a function that waits for the GPU (`torch.cuda.synchronize()`,
     `torch.cuda.ipc_collect()`, CUDA events or streams outside a device check) and a module that times GPU work with CUDA
     events. Code that only runs with such a function (another method of its class, a function of
     the module calling it or called only from such functions) is reported without a fix: making it
