@@ -32,7 +32,7 @@ import dataclasses
 import functools
 import os
 from dataclasses import dataclass
-from typing import AbstractSet, Iterator, Optional, Sequence
+from typing import AbstractSet, Callable, Iterator, Optional, Sequence
 
 import libcst as cst
 
@@ -854,7 +854,7 @@ class DeviceBinder:
             return module.with_changes(body=body)
         position = _leading_position(body)
         for index, statement in enumerate(body[:before_index]):
-            if _is_import_line(statement):
+            if _is_import_line(statement) or _is_guarded_import(statement):
                 position = index + 1
         choices = [index for index in self._gpu_choices or () if index < before_index]
         if choices:  # after the script sets CUDA_VISIBLE_DEVICES (see `_gpu_choices`)
@@ -865,7 +865,7 @@ class DeviceBinder:
             body[position:position] = inserted
             return module.with_changes(body=body)
         at_top = position == 0 or _is_cell_marker(body[position - 1])
-        after_imports = not at_top and _is_import_line(body[position - 1])
+        after_imports = not at_top and (_is_import_line(body[position - 1]) or _is_guarded_import(body[position - 1]))
         if not at_top:
             # PEP 8 and isort: blank lines between the import block (or docstring) and code, as
             # many as the file already puts there (isort's lines_after_imports).
@@ -1101,6 +1101,31 @@ def _blank_lines_after_imports(statement: cst.BaseStatement) -> int:
 def _is_import_line(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and all(
         isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+    )
+
+
+def _is_guarded_import(statement: cst.CSTNode) -> bool:
+    """``try: from yaml import CLoader as Loader`` / ``except ImportError: from yaml import Loader``:
+    an import with its fallback, part of the import block (the device line goes below it)."""
+    if not isinstance(statement, cst.Try) or not statement.handlers or statement.orelse or statement.finalbody:
+        return False
+    handler_suites = [handler.body for handler in statement.handlers]
+    return _holds_only(statement.body, _is_import_line) and all(
+        _holds_only(suite, lambda line: _is_import_line(line) or _is_fallback_line(line)) for suite in handler_suites
+    )
+
+
+def _holds_only(suite: cst.BaseSuite, accepts: Callable[[cst.BaseStatement], bool]) -> bool:
+    return isinstance(suite, cst.IndentedBlock) and all(accepts(line) for line in suite.body)
+
+
+def _is_fallback_line(statement: cst.CSTNode) -> bool:
+    """``pass`` or ``name = None``: what an import's fallback holds besides other imports."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    return isinstance(small, cst.Pass) or (
+        isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value == "None"
     )
 
 

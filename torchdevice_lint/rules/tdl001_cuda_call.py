@@ -138,6 +138,10 @@ class CudaCall(Rule):
     needles = (".cuda(",)
 
     valid = (
+        # the fixed form of the guarded-import example below
+        "import torch\nimport yaml\n\ntry:\n    from yaml import CLoader as Loader\nexcept ImportError:\n"
+        '    from yaml import Loader\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
+        "model = build(Loader).to(device)\n",
         # a parameter's device where the function computes with it, as the fix writes it
         "import torch\n\n\ndef pad(values, n):\n    out = torch.zeros_like(values)\n"
         "    return out, torch.arange(n).to(values.device)\n",
@@ -280,6 +284,13 @@ class CudaCall(Rule):
         "        return x.to(device, non_blocking=True)\n",
     )
     invalid = (
+        Invalid(  # an import with its fallback is part of the import block: the device line goes below it (Restormer)
+            "import torch\nimport yaml\n\ntry:\n    from yaml import CLoader as Loader\nexcept ImportError:\n"
+            "    from yaml import Loader\n\nmodel = build(Loader).cuda()\n",
+            "import torch\nimport yaml\n\ntry:\n    from yaml import CLoader as Loader\nexcept ImportError:\n"
+            '    from yaml import Loader\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
+            "model = build(Loader).to(device)\n",
+        ),
         Invalid(  # a method called nowhere in the file: torch.topk(corr, k) shows corr a tensor (PatchTST AutoCorrelation)
             "import math\nimport torch\nfrom torch import nn\n\n\nclass AutoCorrelation(nn.Module):\n"
             "    def time_delay_agg_full(self, values, corr):\n        length = values.shape[3]\n"

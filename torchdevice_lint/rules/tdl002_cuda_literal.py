@@ -277,8 +277,8 @@ class CudaLiteral(Rule):
         Invalid(  # Triton imported optionally: the module has a path without it
             'import torch\n\ntry:\n    import triton\nexcept ImportError:\n    triton = None\n\n\n'
             'def make_inputs(n):\n    return torch.randn(n, device="cuda")\n',
-            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
-            'try:\n    import triton\nexcept ImportError:\n    triton = None\n\n\n'
+            'import torch\n\ntry:\n    import triton\nexcept ImportError:\n    triton = None\n\n'
+            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
             "def make_inputs(n):\n    return torch.randn(n, device=device)\n",
         ),
         Invalid(  # waiting for the GPU only when there is one: the function runs without it
