@@ -278,3 +278,31 @@ def test_a_tensor_operand_function_refuses_anything_but_a_tensor_first(qualified
         for rest in ((), (t,), (1,), (t, t), (1, t)):
             with pytest.raises(Exception):
                 function(given, *rest)
+
+
+@pytest.mark.parametrize(
+    ("guard", "ends_without_a_gpu"),
+    [
+        ("if not torch.cuda.is_available():\n        sys.exit(1)", True),
+        ("if not torch.cuda.is_available():\n        log('no GPU')\n        exit()", True),
+        ("if not torch.cuda.is_available():\n        raise RuntimeError('needs a GPU')", True),
+        ("if torch.cuda.device_count() == 0:\n        sys.exit(1)", True),
+        ("if torch.cuda.device_count() < 1:\n        os._exit(1)", True),
+        ("if not torch.cuda.is_available():\n        return", False),
+        ("if not torch.cuda.is_available():\n        log('running on the CPU')", False),
+        ("if args.cuda and not torch.cuda.is_available():\n        sys.exit(1)", False),
+        ("if torch.cuda.device_count() < 2:\n        sys.exit(1)", False),
+    ],
+)
+def test_a_main_that_ends_without_a_gpu_makes_the_script_cuda_only(guard, ends_without_a_gpu):
+    """The loop ``main()`` calls keeps its ``.cuda()`` (reported, no fix) only where ``main()``
+    ends the program on a machine without a GPU."""
+    from torchdevice_lint import lint_source
+
+    source = (
+        "import os\nimport sys\nimport torch\n\n\ndef train(loader, model):\n    for x in loader:\n"
+        f"        model(x.cuda())\n\n\ndef main(args):\n    {guard}\n    train(args.loader, args.model)\n\n\n"
+        "if __name__ == '__main__':\n    main(parse())\n"
+    )
+    (finding,) = [f for f in lint_source(source) if f.code == "TDL001"]
+    assert finding.fixable is not ends_without_a_gpu

@@ -85,8 +85,13 @@ class FileAnalysis:
                 "cuda.device(",
             )
         )
-        #: Whether the text may set the process up on the GPU (`guards.process_needs_cuda`).
-        self._mentions_setup = self._mentions_waiting or any(word in text for word in _SETUP_WORDS)
+        #: Whether the text may set the process up on the GPU or end it without one
+        #: (`guards.process_needs_cuda`).
+        self._mentions_setup = (
+            self._mentions_waiting
+            or any(word in text for word in _SETUP_WORDS)
+            or (("is_available" in text or "device_count" in text) and ("exit(" in text or "raise" in text))
+        )
         #: Whether the text may call ``torch.distributed`` collectives (`guards.in_nccl_collectives`).
         self._mentions_collectives = any(
             word in text for word in ("reduce", "gather", "broadcast", "scatter", "all_to_all", "send(", "recv(")

@@ -7,7 +7,7 @@ fallback. Everything works on the path from the module to the node (its ancestor
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 
@@ -324,7 +324,9 @@ def process_needs_cuda(imports: ImportTable, module: cst.Module) -> bool:
     ``if profile: ... else:``), it calls ``torch.distributed.init_process_group(backend="nccl")``,
     ``torch.cuda.set_device``/``current_device``, waits for the GPU (RIFE train.py's
     ``__main__``, nanoGPT bench.py's ``torch.cuda.synchronize()``) or enters ``with
-    torch.cuda.device(0):``. Its code stays reported, without a fix."""
+    torch.cuda.device(0):``, or it ends itself when there is no GPU (DARTS' and its copies'
+    ``main()``: ``if not torch.cuda.is_available(): sys.exit(1)``, a portable ``train()`` it
+    calls bought nothing). Its code stays reported, without a fix."""
     flags: dict[str, bool] = {}
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
@@ -338,14 +340,56 @@ def process_needs_cuda(imports: ImportTable, module: cst.Module) -> bool:
                 ):
                     flags.setdefault(small.targets[0].target.value, small.value.value == "True")
     functions = {statement.name.value: statement for statement in module.body if isinstance(statement, cst.FunctionDef)}
-    calls = _default_path_calls(module.body, flags)
+    statements = list(_default_path_statements(module.body, flags))
+    calls = _calls_of(statements)
     seen: set[str] = set()
     for call in calls:  # grows: the functions that path calls, and those they call in turn
         if isinstance(call.func, cst.Name) and call.func.value in functions and call.func.value not in seen:
             seen.add(call.func.value)
-            calls += _default_path_calls(functions[call.func.value].body.body, {})
+            reached = list(_default_path_statements(functions[call.func.value].body.body, {}))
+            statements += reached
+            calls += _calls_of(reached)
     entered = _Entered(module)
-    return any(_sets_up_a_gpu(imports, call) or entered.selects_a_gpu(imports, call) for call in calls)
+    return any(_sets_up_a_gpu(imports, call) or entered.selects_a_gpu(imports, call) for call in calls) or any(
+        _stops_without_cuda(imports, statement) for statement in statements
+    )
+
+
+def _stops_without_cuda(imports: ImportTable, statement: cst.CSTNode) -> bool:
+    """``if not torch.cuda.is_available(): sys.exit(1)`` (or ``raise``; a test of
+    ``torch.cuda.device_count() == 0`` too): the program ends where there is no GPU. A test
+    that asks more (``if args.cuda and not torch.cuda.is_available():``) is a user's choice, and
+    ``return`` may leave the rest of the program running: neither counts."""
+    if not isinstance(statement, cst.If) or statement.orelse is not None or not _tests_for_no_gpu(imports, statement.test):
+        return False
+    body = statement.body
+    last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else None
+    if not isinstance(last, cst.SimpleStatementLine):
+        return False
+    final = last.body[-1]
+    if isinstance(final, cst.Raise):
+        return True
+    if not (isinstance(final, cst.Expr) and isinstance(final.value, cst.Call)):
+        return False
+    func = final.value.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    return name in ("exit", "_exit", "quit")
+
+
+def _tests_for_no_gpu(imports: ImportTable, test: cst.BaseExpression) -> bool:
+    """``not torch.cuda.is_available()``, ``torch.cuda.device_count() == 0`` or ``< 1``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = test.expression
+        return isinstance(inner, cst.Call) and imports.qualified_name(inner.func) == "torch.cuda.is_available"
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Call):
+        target = test.comparisons[0]
+        bound = target.comparator.value if isinstance(target.comparator, cst.Integer) else None
+        counted = imports.qualified_name(test.left.func) == "torch.cuda.device_count"
+        return counted and (
+            (isinstance(target.operator, cst.Equal) and bound == "0")
+            or (isinstance(target.operator, cst.LessThan) and bound == "1")
+        )
+    return False
 
 
 def _sets_up_a_gpu(imports: ImportTable, call: cst.Call) -> bool:
@@ -361,26 +405,40 @@ def _sets_up_a_gpu(imports: ImportTable, call: cst.Call) -> bool:
 
 
 def _default_path_calls(statements: Sequence[cst.CSTNode], flags: dict[str, bool]) -> list[cst.Call]:
-    """The calls ``statements`` always make: not under a condition (but ``__name__ == '__main__'``
-    and a flag of ``flags``, whose branch is followed), an ``except`` or a nested definition."""
+    """The calls ``statements`` always make (see `_default_path_statements`)."""
+    return _calls_of(list(_default_path_statements(statements, flags)))
+
+
+def _calls_of(statements: Sequence[cst.CSTNode]) -> list[cst.Call]:
+    """The calls of simple statements and of what ``with`` statements enter (``with
+    torch.cuda.device(0):``), outside device checks: the compound statements' bodies are among
+    ``statements`` themselves."""
     found: list[cst.Call] = []
     for statement in statements:
         if isinstance(statement, cst.SimpleStatementLine):
             found += [c for small in statement.body for c in _unguarded_calls(small)]
-        elif isinstance(statement, cst.If):
+        elif isinstance(statement, cst.With):
+            found += [call for item in statement.items for call in _unguarded_calls(item.item)]
+    return found
+
+
+def _default_path_statements(statements: Sequence[cst.CSTNode], flags: dict[str, bool]) -> Iterator[cst.CSTNode]:
+    """``statements`` and the statements inside them that always run: not under a condition
+    (but ``__name__ == '__main__'`` and a flag of ``flags``, whose branch is followed), an
+    ``except`` or a nested definition."""
+    for statement in statements:
+        yield statement
+        if isinstance(statement, cst.If):
             test = statement.test
             if "__main__" in _EMPTY_MODULE.code_for_node(test):
-                found += _default_path_calls(statement.body.body, flags)
+                yield from _default_path_statements(statement.body.body, flags)
             elif isinstance(test, cst.Name) and test.value in flags:
                 if flags[test.value]:
-                    found += _default_path_calls(statement.body.body, flags)
+                    yield from _default_path_statements(statement.body.body, flags)
                 elif isinstance(statement.orelse, cst.Else):
-                    found += _default_path_calls(statement.orelse.body.body, flags)
+                    yield from _default_path_statements(statement.orelse.body.body, flags)
         elif isinstance(statement, (cst.For, cst.With, cst.Try)):
-            if isinstance(statement, cst.With):  # what it enters: ``with torch.cuda.device(0):``
-                found += [call for item in statement.items for call in _unguarded_calls(item.item)]
-            found += _default_path_calls(statement.body.body, flags)
-    return found
+            yield from _default_path_statements(statement.body.body, flags)
 
 
 def times_with_cuda_events(imports: ImportTable, module: cst.Module) -> bool:

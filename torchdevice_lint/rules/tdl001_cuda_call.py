@@ -48,7 +48,8 @@ class CudaCall(Rule):
     calls) it calls `init_process_group(backend="nccl")`, `torch.cuda.set_device`,
     `torch.cuda.current_device`, `torch.cuda.get_device_name` (or another `torch.cuda` query that
     needs a GPU: its properties, free memory, memory statistics, random state), `torch.cuda.synchronize()`, such a `DistributedDataParallel`
-    or such a `with torch.cuda.device(0):` outside a device check. So, too, is a module using a function or class, of a project module it
+    or such a `with torch.cuda.device(0):` outside a device check, or ends itself where there is no GPU
+    (`if not torch.cuda.is_available(): sys.exit(1)`, or `raise`). So, too, is a module using a function or class, of a project module it
     imports at module level, that refuses tensors off CUDA: a function, or a class's `forward`,
     that asserts `x.is_cuda` or raises when `not x.is_cuda`, or one of that module calling such
     code without choosing by device. An import at module level may sit in a `try:` whose `except`
@@ -138,6 +139,13 @@ class CudaCall(Rule):
     needles = (".cuda(",)
 
     valid = (
+        # the fixed form of the example refusing only a GPU the user asked for
+        "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+        "def run():\n    return torch.zeros(8).to(device)\n\n\ndef main(args):\n"
+        "    if args.cuda and not torch.cuda.is_available():\n        raise SystemExit('no GPU')\n    run()\n",
+        # a script that ends without a GPU, already moving with a device it chose
+        "import sys\nimport torch\n\n\ndef main(loader, device):\n    if torch.cuda.device_count() == 0:\n"
+        "        sys.exit(1)\n    for x in loader:\n        x = x.to(device)\n",
         # the fixed form of the guarded-import example below
         "import torch\nimport yaml\n\ntry:\n    from yaml import CLoader as Loader\nexcept ImportError:\n"
         '    from yaml import Loader\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
@@ -435,6 +443,24 @@ class CudaCall(Rule):
             "    torch.cuda.synchronize()\n    run(x)\n",
             "import torch\n\nprofile = False\nx = torch.zeros(8).cuda()\nif profile:\n    run(x)\nelse:\n"
             "    torch.cuda.synchronize()\n    run(x)\n",
+        ),
+        Invalid(  # main() ends the program without a GPU (DARTS, P-DARTS): its train() loop stays as written
+            "import sys\nimport torch\n\n\ndef train(loader, model):\n    for x in loader:\n        model(x.cuda())\n\n\n"
+            "def main():\n    if not torch.cuda.is_available():\n        sys.exit(1)\n    train(make_loader(), build().cuda())\n\n\n"
+            "if __name__ == '__main__':\n    main()\n",
+            "import sys\nimport torch\n\n\ndef train(loader, model):\n    for x in loader:\n        model(x.cuda())\n\n\n"
+            "def main():\n    if not torch.cuda.is_available():\n        sys.exit(1)\n    train(make_loader(), build().cuda())\n\n\n"
+            "if __name__ == '__main__':\n    main()\n",
+            count=2,
+        ),
+        Invalid(  # refusing only a GPU the user asked for: the script runs on the CPU otherwise
+            "import torch\n\n\ndef run():\n    return torch.zeros(8).cuda()\n\n\ndef main(args):\n"
+            "    if args.cuda and not torch.cuda.is_available():\n        raise SystemExit('no GPU')\n    run()\n\n\n"
+            "if __name__ == '__main__':\n    main(parse())\n",
+            "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+            "def run():\n    return torch.zeros(8).to(device)\n\n\ndef main(args):\n"
+            "    if args.cuda and not torch.cuda.is_available():\n        raise SystemExit('no GPU')\n    run()\n\n\n"
+            "if __name__ == '__main__':\n    main(parse())\n",
         ),
         Invalid(  # set_device under a device check: the script still runs on the CPU
             "import torch\n\nif __name__ == '__main__':\n    if torch.cuda.is_available():\n"
