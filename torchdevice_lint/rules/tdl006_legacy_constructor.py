@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.contract import cpu_chosen
+from torchdevice_lint.analysis.devices import names_a_device
 from torchdevice_lint.analysis.tree import bound_targets, string_value, walk
 from torchdevice_lint.analysis.values import Kind
 from torchdevice_lint.findings import Fix, Safety
@@ -70,8 +71,11 @@ class LegacyConstructor(Rule):
     default dtype: number literals are written as floats (`torch.Tensor([1, 0])` becomes
     `torch.tensor([1.0, 0.0])`, up to 16 whole numbers), other data get
     `dtype=torch.get_default_dtype()`; whole numbers cast at once stay as written
-    (`torch.Tensor([10, 5]).to(device).long()` becomes `torch.tensor([10, 5]).to(device).long()`,
-    also before `.to(torch.float32)`). `torch.LongTensor` of whole-number literals needs no
+    (`torch.Tensor([10, 5]).to(device).long()` becomes `torch.tensor([10, 5], device=device).long()`,
+    also before `.to(torch.float32)`). A constructor moved at once to a device held by a name or
+    attribute takes it as `device=` (`torch.FloatTensor([0, 1, 0]).to(self.device)` becomes
+    `torch.tensor([0, 1, 0], dtype=torch.float32, device=self.device)`): the same tensor, made
+    where it is used. `torch.LongTensor` of whole-number literals needs no
     `dtype=`: `torch.tensor` infers int64 from them (`torch.LongTensor([1])` becomes
     `torch.tensor([1])`; `[]` keeps it). Any
     other argument (a name, which may be data or a size, unless it is a parameter annotated
@@ -106,6 +110,10 @@ class LegacyConstructor(Rule):
         "import torch\n\n\ndef column(n: int):\n    return torch.empty(n, 1, dtype=torch.float32).fill_(1)\n",
         "import torch\n\n\ndef with_ones(X):\n    N = X.size(0)\n"
         "    O = torch.empty(N, 1, dtype=torch.float32, device=X.device).fill_(1)\n    return torch.cat((O, X), 1)\n",
+        # a constructor moved at once, as the fix writes it
+        "import torch\n\n\nclass Views:\n    def pose(self):\n"
+        "        return torch.tensor([self.radius], dtype=torch.float32, device=self.device)\n",
+        "import torch\n\n\ndef f(device):\n    return torch.tensor([1.5], dtype=torch.float32).to(device, non_blocking=True)\n",
         "import torch\nx = torch.tensor([1.0, 2.0], device=device)\n",
         "import torch\n\ndef noise(out_features: int):\n    return torch.empty(out_features, dtype=torch.float32)\n",
         "import torch\n\ndef gather(data, max_size=4096):\n    return torch.empty(max_size, dtype=torch.uint8, device=device)\n",
@@ -216,7 +224,25 @@ class LegacyConstructor(Rule):
         ),
         Invalid(  # whole numbers cast at once keep their form; cast after another call, floats
             "import torch\nids = torch.Tensor([10, 5, 2]).to(device).long()\nw = torch.Tensor([1, 2]).sum().long()\n",
-            "import torch\nids = torch.tensor([10, 5, 2]).to(device).long()\nw = torch.tensor([1.0, 2.0]).sum().long()\n",
+            "import torch\nids = torch.tensor([10, 5, 2], device=device).long()\nw = torch.tensor([1.0, 2.0]).sum().long()\n",
+            count=2,
+        ),
+        Invalid(  # moved at once: the device goes into the factory (stable-dreamfusion nerf/provider.py)
+            "import torch\n\n\nclass Views:\n    def pose(self, i):\n"
+            "        radius = torch.FloatTensor([self.radius]).to(self.device)\n"
+            "        up = torch.FloatTensor([0, 1, 0]).to(device).unsqueeze(0)\n"
+            "        return radius, up, torch.LongTensor(4).to(i.device)\n",
+            "import torch\n\n\nclass Views:\n    def pose(self, i):\n"
+            "        radius = torch.tensor([self.radius], dtype=torch.float32, device=self.device)\n"
+            "        up = torch.tensor([0, 1, 0], dtype=torch.float32, device=device).unsqueeze(0)\n"
+            "        return radius, up, torch.empty(4, dtype=torch.int64, device=i.device)\n",
+            count=3,
+        ),
+        Invalid(  # a move with more to say, or to another tensor's place, stays a move
+            "import torch\n\n\ndef f(x, device):\n    a = torch.FloatTensor([1.5]).to(device, non_blocking=True)\n"
+            "    return a, torch.FloatTensor([2.5]).to(x)\n",
+            "import torch\n\n\ndef f(x, device):\n    a = torch.tensor([1.5], dtype=torch.float32).to(device, non_blocking=True)\n"
+            "    return a, torch.tensor([2.5], dtype=torch.float32).to(x)\n",
             count=2,
         ),
         Invalid(  # a cast with .to(dtype) too (MONAI tests/transforms/test_grid_splitd.py)
@@ -395,7 +421,12 @@ class LegacyConstructor(Rule):
 
     def _placed(self, constructor: cst.Call, qualified: str, replaced: cst.Call, call: cst.Call) -> Optional[Fix]:
         """The fix putting ``call`` in place of ``replaced``: a CUDA type's tensor also gets the
-        device of the argument it is computed with, or the device in scope."""
+        device of the argument it is computed with, or the device in scope. A constructor moved
+        at once takes that device instead (`_moved_at_once`)."""
+        moved = self._moved_at_once(constructor) if replaced is constructor else None
+        if moved is not None:
+            move, device = moved
+            return Fix(Safety.SAFE, ((move, append_argument(call, argument(device, "device"))),))
         if not qualified.startswith("torch.cuda."):
             caller = self.analysis.caller_device_meeting(constructor, self.context.ancestors, self.context.statement())
             if caller is not None and caller.source is not None and not cpu_chosen(self.context.ancestors, self.analysis.flow.values):
@@ -415,6 +446,32 @@ class LegacyConstructor(Rule):
         device = self.context.device_for(operands=self.context.operand_partners(constructor))
         call = append_argument(call, argument(expression(device.expression), "device"))
         return self.device_fix([(replaced, call)], device, Safety.SAFE)
+
+    def _moved_at_once(self, constructor: cst.Call) -> Optional[tuple[cst.Call, cst.BaseExpression]]:
+        """``torch.FloatTensor([0, 1, 0]).to(device)``: the ``.to(...)`` call and the device it
+        moves the new tensor to, which the factory can take as ``device=`` (the same tensor,
+        made where it is used: stable-dreamfusion's ``.to(\n    self.device\n)`` once the line
+        grew). Only for one device argument: a name or attribute holding a device (``device``,
+        ``self.device``, ``x.device``); not a tensor, a dtype, a string (TDL002's) or more
+        arguments (``non_blocking=``)."""
+        attribute, move = self.context.parent(1), self.context.parent(2)
+        if not (
+            isinstance(attribute, cst.Attribute)
+            and attribute.value is constructor
+            and attribute.attr.value == "to"
+            and isinstance(move, cst.Call)
+            and move.func is attribute
+            and len(move.args) == 1
+            and move.args[0].keyword is None
+            and not move.args[0].star
+        ):
+            return None
+        device = move.args[0].value
+        if not isinstance(device, (cst.Name, cst.Attribute)):
+            return None
+        if names_a_device(device) or self.analysis.value_of(device).kind is Kind.DEVICE:
+            return move, device
+        return None
 
     def _out_placeholder_fix(self, node: cst.Call, qualified: str) -> Optional[Fix]:
         """``torch.arange(n, out=torch.LongTensor())``: ``out=`` resizes the placeholder, which
