@@ -425,8 +425,8 @@ class LegacyConstructor(Rule):
         at once takes that device instead (`_moved_at_once`)."""
         moved = self._moved_at_once(constructor) if replaced is constructor else None
         if moved is not None:
-            move, device = moved
-            return Fix(Safety.SAFE, ((move, append_argument(call, argument(device, "device"))),))
+            move, destination = moved
+            return Fix(Safety.SAFE, ((move, append_argument(call, argument(destination, "device"))),))
         if not qualified.startswith("torch.cuda."):
             caller = self.analysis.caller_device_meeting(constructor, self.context.ancestors, self.context.statement())
             if caller is not None and caller.source is not None and not cpu_chosen(self.context.ancestors, self.analysis.flow.values):
