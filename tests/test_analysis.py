@@ -280,6 +280,20 @@ def test_a_tensor_operand_function_refuses_anything_but_a_tensor_first(qualified
                 function(given, *rest)
 
 
+@pytest.mark.parametrize("qualified", sorted(torch_api.TENSOR_SEQUENCE_FUNCTIONS))
+def test_a_tensor_sequence_function_refuses_anything_but_tensors_as_parts(qualified):
+    """What makes ``torch.stack((idx[:, 0], idx[:, 1]))`` evidence that ``idx`` is a tensor: a
+    NumPy array (what ``[:, 0]`` of one gives), a number or a list in the sequence is refused."""
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    function = getattr(torch, qualified.rpartition(".")[2])
+    t = torch.ones(2, 3)
+    for part in (np.ones((2, 3), dtype=np.float32), 2.0, [1.0, 2.0, 3.0]):
+        for sequence in ((part, t), [t, part], (part,)):
+            with pytest.raises(Exception):
+                function(sequence)
+
+
 @pytest.mark.parametrize(
     ("guard", "ends_without_a_gpu"),
     [

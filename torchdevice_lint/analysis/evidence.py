@@ -59,7 +59,8 @@ def names_used_as_tensors(
     """Names a function's `body_nodes` treat as tensors: tensor-only methods, a tensor's
     results of ``.cpu()`` (``x.cpu().numpy()``); in ``forward`` also ``.shape`` and being passed
     to any ``torch.*`` function. With ``operands``, also the first operand of a torch function
-    that takes only a tensor there (``torch.topk(corr, k)``, ``torch.zeros_like(values)``): the
+    that takes only a tensor there (``torch.topk(corr, k)``, ``torch.zeros_like(values)``) and
+    the parts of a sequence ``torch.cat``/``torch.stack`` take (`_sequence_parts`): the
     device choice reads it (`binding`), the flow does not (a parameter typed so would make new
     findings in data-loading helpers: ``torch.index_select(frames, 0, torch.linspace(...))``).
     Without ``bare_size``, ``x.size()`` with no argument is none (a process group's ``group.size()``)."""
@@ -88,7 +89,13 @@ def names_used_as_tensors(
                 if operands and first is not None and type(first.value) is cst.Name and not first.keyword and not first.star
                 else None
             )
-            if lenient or placing or operand is not None:
+            # ``torch.stack((idx[:, 0], idx[:, 1]))``: the parts of a literal sequence of tensors
+            parts = (
+                _sequence_parts(first.value)
+                if operands and first is not None and not first.keyword and not first.star
+                else []
+            )
+            if lenient or placing or operand is not None or parts:
                 qualified = imports.qualified_name(func) or ""
                 if qualified.startswith("torch."):
                     found.update(placing)
@@ -96,6 +103,8 @@ def names_used_as_tensors(
                         found.update(arg.value.value for arg in node.args if type(arg.value) is cst.Name and not arg.keyword)
                     elif operand is not None and torch_api.takes_tensor_operand(qualified):
                         found.add(operand)
+                    elif parts and qualified in torch_api.TENSOR_SEQUENCE_FUNCTIONS:
+                        found.update(parts)
         elif type(node) is cst.Assign and type(node.value) is cst.Name:
             for target in node.targets:
                 if isinstance(target.target, (cst.Tuple, cst.List)):
@@ -103,6 +112,22 @@ def names_used_as_tensors(
                         if isinstance(element.value, cst.Name):
                             unpacked_from[element.value.value] = node.value.value
     return found | {unpacked_from[name] for name in found if name in unpacked_from}
+
+
+def _sequence_parts(value: cst.BaseExpression) -> list[str]:
+    """The names a list or tuple literal holds as tensors if ``torch.cat`` takes it: an element
+    ``x``, or ``x[:, 0]`` (an index of two or more parts, which a list refuses and which leaves
+    a NumPy array a NumPy array, refused too)."""
+    if type(value) is not cst.Tuple and type(value) is not cst.List:
+        return []
+    names = []
+    for element in value.elements:
+        part = element.value
+        if type(part) is cst.Subscript and len(part.slice) >= 2:
+            part = part.value
+        if type(part) is cst.Name and type(element) is cst.Element:
+            names.append(part.value)
+    return names
 
 
 #: Members that NumPy arrays (and numbers) do not have either: read off a value of unknown

@@ -257,6 +257,13 @@ TENSOR_OPERAND_FUNCTIONS = (TENSOR_FUNCTIONS - frozenset(
 )
 
 
+#: ``torch.*`` functions taking a sequence of tensors first: each part must be a tensor (NumPy
+#: arrays, lists and numbers are refused, torch 2.13).
+TENSOR_SEQUENCE_FUNCTIONS = frozenset(
+    {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack", "torch.dstack"}
+)
+
+
 def takes_tensor_operand(qualified: str) -> bool:
     """``torch.mean(corr)``, ``torch.zeros_like(values)``: the first positional argument is a tensor."""
     return qualified in TENSOR_OPERAND_FUNCTIONS or (qualified.startswith("torch.") and qualified.endswith("_like"))

@@ -139,6 +139,9 @@ class CudaCall(Rule):
     needles = (".cuda(",)
 
     valid = (
+        # a constant table indexed by the parts of a stacked tensor, placed on its device
+        "import torch\n\n\ndef edge_faces(idx):\n    edges = torch.stack((idx[:, 0], idx[:, 1]), dim=-1)\n"
+        "    return edges, torch.arange(idx.shape[0]).to(idx.device)\n",
         # the fixed form of the example refusing only a GPU the user asked for
         "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
         "def run():\n    return torch.zeros(8).to(device)\n\n\ndef main(args):\n"
@@ -443,6 +446,13 @@ class CudaCall(Rule):
             "    torch.cuda.synchronize()\n    run(x)\n",
             "import torch\n\nprofile = False\nx = torch.zeros(8).cuda()\nif profile:\n    run(x)\nelse:\n"
             "    torch.cuda.synchronize()\n    run(x)\n",
+        ),
+        Invalid(  # parts of torch.stack are tensors: idx[:, 0] shows idx is one (stable-dreamfusion's edge table)
+            "import torch\n\n\ndef edge_faces(idx, pick):\n    edges = torch.stack((idx[:, 0], idx[:, 1]), dim=-1)\n"
+            "    faces = torch.arange(idx.shape[0]).cuda()\n    return edges, faces, torch.cat([pick[0]]).cuda()\n",
+            "import torch\n\n\ndef edge_faces(idx, pick):\n    edges = torch.stack((idx[:, 0], idx[:, 1]), dim=-1)\n"
+            "    faces = torch.arange(idx.shape[0]).to(idx.device)\n    return edges, faces, torch.cat([pick[0]]).to(idx.device)\n",
+            count=2,
         ),
         Invalid(  # main() ends the program without a GPU (DARTS, P-DARTS): its train() loop stays as written
             "import sys\nimport torch\n\n\ndef train(loader, model):\n    for x in loader:\n        model(x.cuda())\n\n\n"
