@@ -94,8 +94,11 @@ def _exits(body: cst.BaseSuite) -> bool:
 
 
 #: Libraries whose code paths exist only on CUDA: Triton kernels, TensorRT, PyCUDA, CuPy,
-#: bitsandbytes' k-bit paths.
-_CUDA_ONLY_LIBRARIES = (*CUDA_ONLY_LIBRARIES, "bitsandbytes")
+#: bitsandbytes' k-bit paths, nvdiffrast's rasterizer (a CUDA extension whose ops take CUDA
+#: tensors only, with an OpenGL or CUDA context). The last two are used beside portable code in
+#: a module (stable-dreamfusion's renderer imports nvdiffrast for its DMTet stage only), so only
+#: the functions calling into them count.
+_CUDA_ONLY_LIBRARIES = (*CUDA_ONLY_LIBRARIES, "bitsandbytes", "nvdiffrast")
 
 #: ``torch.cuda`` calls that raise without CUDA: waiting for the GPU, its events and streams,
 #: freeing CUDA IPC memory (``ipc_collect``, MPRNet's test loops). Checked on a CPU build of torch

@@ -27,7 +27,7 @@ class CudaCall(Rule):
     `torch.cuda.is_available()` or not (a guarded one without a fix). Tests that are skipped without CUDA
     (`@skipIf(not torch.cuda.is_available())`, `@requires_cuda`) are CUDA-only by design and
     left alone, and so is code that is CUDA-only by construction: Triton kernels and launchers,
-    `bitsandbytes` paths, a module built on Triton, TensorRT, PyCUDA, CuPy or a compiled extension
+    `bitsandbytes` and `nvdiffrast` paths (a function calling into them), a module built on Triton, TensorRT, PyCUDA, CuPy or a compiled extension
     the project builds from CUDA sources (`CUDAExtension(...)` in its `setup.py`, or an `Extension(...)`
     whose list of sources holds a `.cu` file), imported at module
     level outside any block, or through a module of the project that imports one there (an

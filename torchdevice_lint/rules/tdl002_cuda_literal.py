@@ -51,7 +51,7 @@ class CudaLiteral(Rule):
     torch.cuda.is_available(): pytest.skip(...)` is a CUDA-only test. A file that imports
     torch only inside functions gets no module-level device line (reported, not fixed), and
     a test file without torch only hands device names to the code under test. Triton
-    launchers (and all of a module that defines a Triton kernel), `bitsandbytes` paths, modules
+    launchers (and all of a module that defines a Triton kernel), `bitsandbytes` and `nvdiffrast` paths, modules
     and functions CUDA-only as TDL001 says (built on Triton, TensorRT, PyCUDA or CuPy, also
     through a module of the project; waiting for the GPU; timing with CUDA events) and the
     accelerator given to CPU offloading (`enable_model_cpu_offload(device="cuda")`, which
@@ -99,6 +99,9 @@ class CudaLiteral(Rule):
     needles = ("cuda",)
 
     valid = (
+        # a function calling into nvdiffrast, whose rasterizer takes CUDA tensors only (stable-dreamfusion's DMTet stage)
+        "import torch\nimport nvdiffrast.torch as dr\n\n\nclass Renderer:\n    def __init__(self, tets):\n"
+        '        self.verts = torch.tensor(tets, device="cuda")\n        self.glctx = dr.RasterizeCudaContext()\n',
         # the default of a device option's lookup, guarded or on the CPU
         "import torch\n\n\ndef evaluate(kw):\n    device = kw.get('device', 'cuda' if torch.cuda.is_available() else 'cpu')\n",
         "def run(opt, model):\n    model.to(getattr(opt, 'device', 'cpu'))\n    return opt.get('backend', 'cuda')\n",
