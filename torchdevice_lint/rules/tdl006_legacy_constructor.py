@@ -75,7 +75,9 @@ class LegacyConstructor(Rule):
     also before `.to(torch.float32)`). A constructor moved at once to a device held by a name or
     attribute takes it as `device=` (`torch.FloatTensor([0, 1, 0]).to(self.device)` becomes
     `torch.tensor([0, 1, 0], dtype=torch.float32, device=self.device)`): the same tensor, made
-    where it is used. `torch.LongTensor` of whole-number literals needs no
+    where it is used. Sizes filled at once with zeros or ones (`torch.LongTensor(b, n).fill_(0)`,
+    `.zero_()`, `.fill_(1)`) become `torch.zeros`/`torch.ones` with those sizes, and a move
+    right after goes into them as above: `torch.zeros(b, n, dtype=torch.int64, device=device)`. `torch.LongTensor` of whole-number literals needs no
     `dtype=`: `torch.tensor` infers int64 from them (`torch.LongTensor([1])` becomes
     `torch.tensor([1])`; `[]` keeps it). Any
     other argument (a name, which may be data or a size, unless it is a parameter annotated
@@ -107,9 +109,12 @@ class LegacyConstructor(Rule):
         "    return torch.tensor(anchors).view(n, 2).index_select(1, torch.tensor([0]))\n",
         "import torch\n\n\ndef f(x, out_size):\n"
         "    return torch.tensor(list(x.size()[2:])) / torch.tensor(out_size, dtype=torch.get_default_dtype())\n",
-        "import torch\n\n\ndef column(n: int):\n    return torch.empty(n, 1, dtype=torch.float32).fill_(1)\n",
+        "import torch\n\n\ndef column(n: int):\n    return torch.ones(n, 1, dtype=torch.float32)\n",
         "import torch\n\n\ndef with_ones(X):\n    N = X.size(0)\n"
-        "    O = torch.empty(N, 1, dtype=torch.float32, device=X.device).fill_(1)\n    return torch.cat((O, X), 1)\n",
+        "    O = torch.ones(N, 1, dtype=torch.float32, device=X.device)\n    return torch.cat((O, X), 1)\n",
+        # a buffer filled at once, as the fix writes it
+        "import torch\n\n\ndef buffers(batch_size, n, device):\n"
+        "    return torch.zeros(batch_size, n + 1, dtype=torch.int64, device=device)\n",
         # a constructor moved at once, as the fix writes it
         "import torch\n\n\nclass Views:\n    def pose(self):\n"
         "        return torch.tensor([self.radius], dtype=torch.float32, device=self.device)\n",
@@ -128,7 +133,7 @@ class LegacyConstructor(Rule):
         "import torch\nFloatTensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor\nprint(FloatTensor)\n",
         "import torch\n\ndef get_mask(lengths):\n    max_len = torch.max(lengths).item()\n"
         "    return torch.arange(0, max_len, out=torch.empty(max_len, dtype=torch.int64, device=lengths.device))\n",
-        "import torch\nmask = torch.empty(matrix.shape, dtype=torch.int32, device=device).fill_(1)\n",
+        "import torch\nmask = torch.ones(matrix.shape, dtype=torch.int32, device=device)\n",
         "import torch\nids = torch.tensor(token_ids, dtype=torch.int64)\n",
         "import torch\nlabels = torch.tensor([1, 0, 1])\n",
         "import torch\nbuffer = lengths.new_empty(n)\n",
@@ -166,19 +171,19 @@ class LegacyConstructor(Rule):
         Invalid(  # a CUDA type combined with a tensor gets that tensor's device
             "import torch\n\n\ndef shifted(x: torch.Tensor, n: int):\n    return x + torch.cuda.FloatTensor(n).fill_(1)\n",
             "import torch\n\n\ndef shifted(x: torch.Tensor, n: int):\n"
-            "    return x + torch.empty(n, dtype=torch.float32, device=x.device).fill_(1)\n",
+            "    return x + torch.ones(n, dtype=torch.float32, device=x.device)\n",
         ),
         Invalid(  # met with the caller's tensor: TDL003's device, not a CPU factory it would report (TimeCycle)
             "import torch\n\n\ndef with_ones(X):\n    N = X.size(0)\n"
             "    O = torch.FloatTensor(N, 1).fill_(1)\n    return torch.cat((O, X), 1)\n",
             "import torch\n\n\ndef with_ones(X):\n    N = X.size(0)\n"
-            "    O = torch.empty(N, 1, dtype=torch.float32, device=X.device).fill_(1)\n    return torch.cat((O, X), 1)\n",
+            "    O = torch.ones(N, 1, dtype=torch.float32, device=X.device)\n    return torch.cat((O, X), 1)\n",
         ),
         Invalid(  # the CPU branch of an is_cuda test stays on the CPU, as TDL003 leaves it
             "import torch\n\n\ndef with_ones(X):\n    N = X.size(0)\n    if X.is_cuda:\n        return X\n"
             "    else:\n        O = torch.FloatTensor(N, 1).fill_(1)\n    return torch.cat((O, X), 1)\n",
             "import torch\n\n\ndef with_ones(X):\n    N = X.size(0)\n    if X.is_cuda:\n        return X\n"
-            "    else:\n        O = torch.empty(N, 1, dtype=torch.float32).fill_(1)\n    return torch.cat((O, X), 1)\n",
+            "    else:\n        O = torch.ones(N, 1, dtype=torch.float32)\n    return torch.cat((O, X), 1)\n",
         ),
         Invalid(  # a parameter annotated int is a size (tianshou's NoisyLinear)
             "import torch\n\ndef noise(out_features: int, scale):\n    return torch.FloatTensor(out_features), torch.FloatTensor(scale)\n",
@@ -204,7 +209,7 @@ class LegacyConstructor(Rule):
         Invalid(
             "import torch\n\ndef init_hidden(batch):\n    return torch.FloatTensor(batch.size(0), 128).zero_()\n",
             "import torch\n\ndef init_hidden(batch):\n"
-            "    return torch.empty(batch.size(0), 128, dtype=torch.float32).zero_()\n",
+            "    return torch.zeros(batch.size(0), 128, dtype=torch.float32)\n",
         ),
         Invalid(
             "import torch\nlabels = torch.LongTensor((1, 0, 1))\nbias = torch.Tensor([1, 2])\nscale = torch.Tensor([0.5])\n",
@@ -237,6 +242,19 @@ class LegacyConstructor(Rule):
             "        up = torch.tensor([0, 1, 0], dtype=torch.float32, device=device).unsqueeze(0)\n"
             "        return radius, up, torch.empty(4, dtype=torch.int64, device=i.device)\n",
             count=3,
+        ),
+        Invalid(  # filled at once: the factory that makes it so, then moved at once (deep-text-recognition-benchmark)
+            "import torch\n\n\ndef buffers(batch_size, n, device):\n"
+            "    text = torch.LongTensor(batch_size, n + 1).fill_(0).to(device)\n"
+            "    one_hot = torch.FloatTensor(batch_size, n).zero_()\n"
+            "    mask = torch.ByteTensor(batch_size, n).fill_(1)\n"
+            "    half = torch.FloatTensor(batch_size, 1).fill_(0.5)\n    return text, one_hot, mask, half\n",
+            "import torch\n\n\ndef buffers(batch_size, n, device):\n"
+            "    text = torch.zeros(batch_size, n + 1, dtype=torch.int64, device=device)\n"
+            "    one_hot = torch.zeros(batch_size, n, dtype=torch.float32)\n"
+            "    mask = torch.ones(batch_size, n, dtype=torch.uint8)\n"
+            "    half = torch.empty(batch_size, 1, dtype=torch.float32).fill_(0.5)\n    return text, one_hot, mask, half\n",
+            count=4,
         ),
         Invalid(  # a move with more to say, or to another tensor's place, stays a move
             "import torch\n\n\ndef f(x, device):\n    a = torch.FloatTensor([1.5]).to(device, non_blocking=True)\n"
@@ -281,8 +299,7 @@ class LegacyConstructor(Rule):
             "import torch\n\ndef mask_like(matrix: torch.Tensor, m):\n"
             "    return torch.cuda.IntTensor(matrix.shape).fill_(1).view(-1, m)\n",
             "import torch\n\ndef mask_like(matrix: torch.Tensor, m):\n"
-            "    return (\n        torch.empty(matrix.shape, dtype=torch.int32, device=matrix.device)\n"
-            "        .fill_(1)\n        .view(-1, m)\n    )\n",
+            "    return torch.ones(matrix.shape, dtype=torch.int32, device=matrix.device).view(-1, m)\n",
         ),
         Invalid(  # a name bound twice, or to data, may hold data: no fix
             "import torch\n\ndef f(rows):\n    n = len(rows)\n    n = rows\n    return torch.LongTensor(n)\n"
@@ -411,19 +428,48 @@ class LegacyConstructor(Rule):
             factory = "empty"
         else:
             return None
+        replaced: cst.Call = node
+        filled = self._filled_at_once(node) if factory == "empty" and arguments else None
+        if filled is not None:
+            replaced, factory = filled
         call = node.with_changes(func=expression(f"{torch_name}.{factory}"), args=data_args)
         if not arguments:
             call = call.with_changes(args=[argument(expression("0"))])
         if dtype is not None:
             dtype_text = dtype.replace("torch.", f"{torch_name}.", 1)
             call = append_argument(call, argument(expression(dtype_text), "dtype"))
-        return self._placed(node, qualified, node, call)
+        return self._placed(node, qualified, replaced, call)
+
+    def _filled_at_once(self, constructor: cst.Call) -> Optional[tuple[cst.Call, str]]:
+        """``torch.LongTensor(b, n).fill_(0)``, ``.zero_()``, ``.fill_(1)``: the filling call
+        and the factory that makes the tensor filled (``zeros``, ``ones``), rather than
+        ``torch.empty(...).fill_(0)`` (deep-text-recognition-benchmark's every buffer)."""
+        attribute, fill = self.context.parent(1), self.context.parent(2)
+        if not (
+            isinstance(attribute, cst.Attribute)
+            and attribute.value is constructor
+            and isinstance(fill, cst.Call)
+            and fill.func is attribute
+        ):
+            return None
+        if attribute.attr.value == "zero_" and not fill.args:
+            return fill, "zeros"
+        if attribute.attr.value != "fill_" or len(fill.args) != 1 or fill.args[0].keyword or fill.args[0].star:
+            return None
+        value = fill.args[0].value
+        number = value.evaluated_value if isinstance(value, (cst.Integer, cst.Float)) else None
+        if number == 0:
+            return fill, "zeros"
+        if number == 1:
+            return fill, "ones"
+        return None
 
     def _placed(self, constructor: cst.Call, qualified: str, replaced: cst.Call, call: cst.Call) -> Optional[Fix]:
         """The fix putting ``call`` in place of ``replaced``: a CUDA type's tensor also gets the
         device of the argument it is computed with, or the device in scope. A constructor moved
         at once takes that device instead (`_moved_at_once`)."""
-        moved = self._moved_at_once(constructor) if replaced is constructor else None
+        chained = isinstance(replaced.func, cst.Attribute) and replaced.func.value is constructor  # `.fill_(0)`
+        moved = self._moved_at_once(replaced, 2 if chained else 0) if chained or replaced is constructor else None
         if moved is not None:
             move, destination = moved
             return Fix(Safety.SAFE, ((move, append_argument(call, argument(destination, "device"))),))
@@ -447,17 +493,18 @@ class LegacyConstructor(Rule):
         call = append_argument(call, argument(expression(device.expression), "device"))
         return self.device_fix([(replaced, call)], device, Safety.SAFE)
 
-    def _moved_at_once(self, constructor: cst.Call) -> Optional[tuple[cst.Call, cst.BaseExpression]]:
+    def _moved_at_once(self, made: cst.Call, depth: int) -> Optional[tuple[cst.Call, cst.BaseExpression]]:
         """``torch.FloatTensor([0, 1, 0]).to(device)``: the ``.to(...)`` call and the device it
         moves the new tensor to, which the factory can take as ``device=`` (the same tensor,
         made where it is used: stable-dreamfusion's ``.to(\n    self.device\n)`` once the line
         grew). Only for one device argument: a name or attribute holding a device (``device``,
         ``self.device``, ``x.device``); not a tensor, a dtype, a string (TDL002's) or more
-        arguments (``non_blocking=``)."""
-        attribute, move = self.context.parent(1), self.context.parent(2)
+        arguments (``non_blocking=``). ``made`` is the reported node's ``depth``-th ancestor
+        (or the node itself, 0)."""
+        attribute, move = self.context.parent(depth + 1), self.context.parent(depth + 2)
         if not (
             isinstance(attribute, cst.Attribute)
-            and attribute.value is constructor
+            and attribute.value is made
             and attribute.attr.value == "to"
             and isinstance(move, cst.Call)
             and move.func is attribute
