@@ -43,7 +43,7 @@ from torchdevice_lint.analysis.devices import looks_like_accelerator_switch, loo
 from torchdevice_lint.analysis.evidence import FunctionBody, names_used_as_tensors
 from torchdevice_lint.analysis.flow import FlowAnalysis, Scope
 from torchdevice_lint.analysis.imports import ImportTable, dotted_name
-from torchdevice_lint.analysis.operands import bound_names
+from torchdevice_lint.analysis.operands import bound_names, carried_to, device_keeping_parts
 from torchdevice_lint.analysis.switches import SwitchGuard, defines_switch, device_from, named_as_switch, switch_guards
 from torchdevice_lint.analysis.tree import (
     annotated_expression,
@@ -191,6 +191,9 @@ class DeviceBinder:
         computed = self._computed_with(scopes[0], site, moving) if scopes and computing else None
         if computed is not None:
             return DeviceChoice(f"{computed}.device")
+        placing = _placing_device(scopes[0].node) if scopes and computing else None
+        if placing is not None:
+            return DeviceChoice(placing)
         innermost = scopes[0] if scopes else None
         if innermost is not None and innermost.owner_class is not None and isinstance(innermost.node, cst.FunctionDef):
             owner = innermost.owner_class
@@ -278,7 +281,7 @@ class DeviceBinder:
             for name in parameters
             if name in evidence.tensors
             and name != moving
-            and name not in assigned
+            and (name not in assigned or _rebound_in_place(function, name, self.imports))
             and (value := scope.env.get(name)) is not None
             and value.kind in (Kind.TENSOR, Kind.UNKNOWN)
             and value.place is not Place.CPU
@@ -1256,6 +1259,79 @@ def _tested_for_none(function: cst.FunctionDef) -> set[str]:
             for target in node.comparisons
         )
     }
+
+
+def _rebound_in_place(function: cst.FunctionDef, name: str, imports: ImportTable) -> bool:
+    """Every binding of ``name`` computes its new value from the old one through what keeps a
+    tensor's device (``spect = spect.contiguous().view(...)``, ``x += bias``) or hands it to a
+    submodule (``spect = self.upsample(spect)``, which runs where its input is): the name holds
+    a tensor on the caller's device throughout (WaveGlow's ``infer(self, spect, ...)``)."""
+    for node in walk(function.body):
+        if isinstance(node, (cst.For, cst.CompFor, cst.NamedExpr)) and name in _names_in(node.target):
+            return False
+        if isinstance(node, cst.AsName) and name in _names_in(node.name):
+            return False
+        targets = [target for target in assignment_targets(node) if name in _names_in(target)]
+        if not targets or isinstance(node, cst.AugAssign):
+            continue
+        if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(targets[0], cst.Name)):
+            return False
+        statement = cst.SimpleStatementLine(body=[node])
+        if carried_to(statement, name, imports) == name:
+            continue
+        value = node.value
+        submodule = (
+            isinstance(value, cst.Call)
+            and self_attribute(value.func) is not None
+            and bool(value.args)
+            and value.args[0].keyword is None
+            and any(part.value == name for part in device_keeping_parts(value.args[0].value))
+        )
+        if not submodule:
+            return False
+    return True
+
+
+def _placing_device(function: cst.CSTNode) -> Optional[str]:
+    """The device the function already places tensors on, read off an argument:
+    ``device=waveglow.upsample.weight.device`` (or ``.to(model.weight.device)``) in WaveGlow's
+    ``Denoiser.__init__(self, waveglow)``, where ``STFT(...).cuda()`` belongs too. Only a
+    chain from a parameter the function does not bind again (not ``self``: an attribute read
+    before it is set is no device yet)."""
+    if not isinstance(function, cst.FunctionDef):
+        return None
+    parameters = set(parameter_names(function)) - {"self", "cls"} - bound_names(function.body)
+    module = cst.Module(body=[])
+    for node in walk(function.body):
+        if not isinstance(node, cst.Call):
+            continue
+        given = [arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "device"]
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "to" and len(node.args) == 1 and not node.args[0].keyword:
+            given.append(node.args[0].value)
+        for value in given:
+            root: cst.BaseExpression = value
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if (
+                isinstance(value, cst.Attribute)
+                and value.attr.value == "device"
+                and isinstance(value.value, cst.Attribute)
+                and isinstance(root, cst.Name)
+                and root.value in parameters
+            ):
+                return module.code_for_node(value)
+    return None
+
+
+def _names_in(target: cst.BaseExpression) -> set[str]:
+    """The names a target binds: ``x``, ``a, *b``; not an attribute's or a subscript's."""
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_names_in(element.value) for element in target.elements))
+    if isinstance(target, cst.StarredElement):
+        return _names_in(target.value)
+    return set()
 
 
 def _device_read_of(function: cst.FunctionDef) -> set[str]:

@@ -118,7 +118,7 @@ def next_statement_partners(
                 if partner.value != name
                 and not (partner.value in rebound and (existing is None or existing(partner.value)))
             ]
-            carried = _carried_to(later, name, imports)
+            carried = carried_to(later, name, imports)
             if partners or carried is None or depth >= 3:
                 return partners
             # ``r_adv = eps * d`` meets nothing: what it meets, ``d`` meets (``model(ul_x + r_adv)``)
@@ -187,7 +187,7 @@ def bound_names(statement: cst.CSTNode) -> frozenset[str]:
     return frozenset(names)
 
 
-def _carried_to(statement: cst.CSTNode, name: str, imports: ImportTable) -> Optional[str]:
+def carried_to(statement: cst.CSTNode, name: str, imports: ImportTable) -> Optional[str]:
     """``r_adv = eps * d``, ``mesh = torch.stack([xx, yy])``, ``mesh = mesh.float()``: the name
     ``statement`` binds to a value computed from ``name`` through what keeps a tensor's device
     (or a torch function joining tensors into one)."""
@@ -205,8 +205,8 @@ def _carried_to(statement: cst.CSTNode, name: str, imports: ImportTable) -> Opti
         and isinstance(value.args[0].value, (cst.List, cst.Tuple))
     ):
         joined = [element.value for element in value.args[0].value.elements]
-        return target if any(part.value == name for item in joined for part in _device_keeping_parts(item)) else None
-    if not any(part.value == name for part in _device_keeping_parts(value)):
+        return target if any(part.value == name for item in joined for part in device_keeping_parts(item)) else None
+    if not any(part.value == name for part in device_keeping_parts(value)):
         return None
     return target
 
@@ -276,29 +276,29 @@ def _gradient_partner(call: cst.Call, arg: cst.Arg, outputs: str, gradient: str,
     return [] if output is None else [output]
 
 
-def _device_keeping_parts(expression: cst.BaseExpression) -> Iterator[cst.Name]:
+def device_keeping_parts(expression: cst.BaseExpression) -> Iterator[cst.Name]:
     """The names ``expression`` computes with through what keeps a tensor's device, left to right."""
     if isinstance(expression, cst.Name):
         yield expression
     elif isinstance(expression, cst.BinaryOperation):
-        yield from _device_keeping_parts(expression.left)
-        yield from _device_keeping_parts(expression.right)
+        yield from device_keeping_parts(expression.left)
+        yield from device_keeping_parts(expression.right)
     elif isinstance(expression, cst.Comparison):
-        yield from _device_keeping_parts(expression.left)
+        yield from device_keeping_parts(expression.left)
         for target in expression.comparisons:
-            yield from _device_keeping_parts(target.comparator)
+            yield from device_keeping_parts(target.comparator)
     elif isinstance(expression, cst.UnaryOperation):
-        yield from _device_keeping_parts(expression.expression)
+        yield from device_keeping_parts(expression.expression)
     elif isinstance(expression, cst.Attribute) and expression.attr.value == "data":
-        yield from _device_keeping_parts(expression.value)  # ``real_images.data``: the same storage
+        yield from device_keeping_parts(expression.value)  # ``real_images.data``: the same storage
     elif isinstance(expression, cst.Subscript) and all(isinstance(e.slice, cst.Slice) for e in expression.slice):
-        yield from _device_keeping_parts(expression.value)  # ``g[0:2]``: a slice, never 0-dim
+        yield from device_keeping_parts(expression.value)  # ``g[0:2]``: a slice, never 0-dim
     elif (
         isinstance(expression, cst.Call)
         and isinstance(expression.func, cst.Attribute)
         and keeps_device(expression.func.attr.value)
     ):
-        yield from _device_keeping_parts(expression.func.value)
+        yield from device_keeping_parts(expression.func.value)
 
 
 def keeps_device(method: str) -> bool:
@@ -317,7 +317,7 @@ def _tensor_names(expressions: Sequence[cst.BaseExpression], values: Mapping[cst
     through a size (``x.shape[0]``), an index or a call of other code."""
     names: list[cst.Name] = []
     for expression in expressions:
-        for inner in _device_keeping_parts(expression):
+        for inner in device_keeping_parts(expression):
             value = values.get(inner)
             if value is not None and value.kind is Kind.TENSOR and value.place is not Place.CPU and not value.scalar_origins:
                 names.append(inner)

@@ -139,6 +139,9 @@ class CudaCall(Rule):
     needles = (".cuda(",)
 
     valid = (
+        # a module placed where the function places its tensors
+        "import torch\n\n\ndef denoiser(waveglow):\n    stft = STFT().to(waveglow.upsample.weight.device)\n"
+        "    return stft, torch.zeros(1, 80, device=waveglow.upsample.weight.device)\n",
         # a constant table indexed by the parts of a stacked tensor, placed on its device
         "import torch\n\n\ndef edge_faces(idx):\n    edges = torch.stack((idx[:, 0], idx[:, 1]), dim=-1)\n"
         "    return edges, torch.arange(idx.shape[0]).to(idx.device)\n",
@@ -446,6 +449,14 @@ class CudaCall(Rule):
             "    torch.cuda.synchronize()\n    run(x)\n",
             "import torch\n\nprofile = False\nx = torch.zeros(8).cuda()\nif profile:\n    run(x)\nelse:\n"
             "    torch.cuda.synchronize()\n    run(x)\n",
+        ),
+        Invalid(  # the device the function already places on, read off its argument (WaveGlow's Denoiser)
+            "import torch\n\n\nclass Denoiser(torch.nn.Module):\n    def __init__(self, waveglow):\n"
+            "        super().__init__()\n        self.stft = STFT().cuda()\n"
+            "        mel = torch.zeros(1, 80, device=waveglow.upsample.weight.device)\n        self.bias = waveglow.infer(mel)\n",
+            "import torch\n\n\nclass Denoiser(torch.nn.Module):\n    def __init__(self, waveglow):\n"
+            "        super().__init__()\n        self.stft = STFT().to(waveglow.upsample.weight.device)\n"
+            "        mel = torch.zeros(1, 80, device=waveglow.upsample.weight.device)\n        self.bias = waveglow.infer(mel)\n",
         ),
         Invalid(  # parts of torch.stack are tensors: idx[:, 0] shows idx is one (stable-dreamfusion's edge table)
             "import torch\n\n\ndef edge_faces(idx, pick):\n    edges = torch.stack((idx[:, 0], idx[:, 1]), dim=-1)\n"

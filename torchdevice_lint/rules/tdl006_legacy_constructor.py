@@ -112,6 +112,13 @@ class LegacyConstructor(Rule):
         "import torch\n\n\ndef column(n: int):\n    return torch.ones(n, 1, dtype=torch.float32)\n",
         "import torch\n\n\ndef with_ones(X):\n    N = X.size(0)\n"
         "    O = torch.ones(N, 1, dtype=torch.float32, device=X.device)\n    return torch.cat((O, X), 1)\n",
+        # noise made where a rebound tensor parameter lives
+        "import torch\n\n\ndef noise(spect):\n    spect = spect.contiguous()\n"
+        "    return torch.empty(spect.size(0), 8, device=spect.device).normal_()\n",
+        # noise beside a parameter rebound to a loaded tensor: on the run's device
+        'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+        "def noise(spect, path):\n    spect = torch.load(path)\n"
+        "    return torch.empty(spect.size(0), 8, dtype=torch.float32, device=device).normal_()\n",
         # a buffer filled at once, as the fix writes it
         "import torch\n\n\ndef buffers(batch_size, n, device):\n"
         "    return torch.zeros(batch_size, n + 1, dtype=torch.int64, device=device)\n",
@@ -231,6 +238,22 @@ class LegacyConstructor(Rule):
             "import torch\nids = torch.Tensor([10, 5, 2]).to(device).long()\nw = torch.Tensor([1, 2]).sum().long()\n",
             "import torch\nids = torch.tensor([10, 5, 2], device=device).long()\nw = torch.tensor([1.0, 2.0]).sum().long()\n",
             count=2,
+        ),
+        Invalid(  # a parameter rebound only through what keeps its device still gives it (WaveGlow's infer)
+            "import torch\n\n\nclass Glow(torch.nn.Module):\n    def infer(self, x, sigma=1.0):\n"
+            "        x = self.upsample(x)\n        x = x.contiguous().view(x.size(0), -1)\n"
+            "        audio = torch.cuda.FloatTensor(x.size(0)).normal_()\n        return sigma * audio\n",
+            "import torch\n\n\nclass Glow(torch.nn.Module):\n    def infer(self, x, sigma=1.0):\n"
+            "        x = self.upsample(x)\n        x = x.contiguous().view(x.size(0), -1)\n"
+            "        audio = torch.empty(x.size(0), dtype=torch.float32, device=x.device).normal_()\n"
+            "        return sigma * audio\n",
+        ),
+        Invalid(  # rebound to something else: its device says nothing about the caller's
+            "import torch\n\n\ndef noise(spect, path):\n    spect = torch.load(path)\n"
+            "    return torch.cuda.FloatTensor(spect.size(0), 8).normal_()\n",
+            'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            "def noise(spect, path):\n    spect = torch.load(path)\n"
+            "    return torch.empty(spect.size(0), 8, dtype=torch.float32, device=device).normal_()\n",
         ),
         Invalid(  # moved at once: the device goes into the factory (stable-dreamfusion nerf/provider.py)
             "import torch\n\n\nclass Views:\n    def pose(self, i):\n"
