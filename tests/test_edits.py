@@ -58,5 +58,5 @@ def test_arguments_on_one_line_between_the_brackets_get_the_new_one_on_that_line
     )
     assert formats_unchanged(source, 80, tmp_path)
     fixed = fix_source(source)
-    assert "        len(texts), max_seq_len, dtype=torch.int64\n    ).to(device)" in fixed
+    assert "        len(texts), max_seq_len, dtype=torch.int64, device=device\n    )\n" in fixed  # moved at once: device=
     assert formats_unchanged(fixed, 80, tmp_path)

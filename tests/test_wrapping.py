@@ -53,8 +53,8 @@ CASES = [
             if True:
                 out = model(
                     x,
-                    timesteps=torch.tensor((t,), dtype=torch.get_default_dtype()).to(
-                        noise.device
+                    timesteps=torch.tensor(
+                        (t,), dtype=torch.get_default_dtype(), device=noise.device
                     ),
                     context=conditioning,
                 )
@@ -81,8 +81,8 @@ CASES = [
                 * (
                     1.0
                     + torch.tanh(
-                        torch.tensor([2.0 / math.pi], dtype=torch.get_default_dtype()).to(
-                            x.device
+                        torch.tensor(
+                            [2.0 / math.pi], dtype=torch.get_default_dtype(), device=x.device
                         )
                     )
                 )
@@ -293,8 +293,11 @@ def test_a_statement_laid_out_by_hand_keeps_its_layout():
 def test_without_a_configured_line_length_a_commented_line_stays_on_one_line():
     """Person_reID's ``ff = torch.FloatTensor(n, 2048, 6).zero_().cuda() # six parts``: laid out,
     the comment would trail a lone closing bracket."""
-    source = "import torch\n\n\ndef f(n, device):\n    ff = torch.FloatTensor(n, 2048, 6).zero_().to(device)  # we have six parts here\n"
-    assert "dtype=torch.float32).zero_().to(device)  # we have six parts here\n" in fix_source(source)
+    source = (
+        "import torch\n\n\ndef f(batch_size, feature_dim, num_parts, device):\n"
+        "    ff = torch.FloatTensor(batch_size, feature_dim, num_parts).zero_().to(device)  # we have six parts here\n"
+    )
+    assert "dtype=torch.float32, device=device)  # we have six parts here\n" in fix_source(source)
 
 
 FOR_HEADER = '''\
@@ -422,8 +425,8 @@ def test_lines_aligned_with_a_bracket_the_fix_moves_move_with_it():
     result = fix_source(ALIGNED, unsafe=True)
     assert "Parameter(torch.empty(in_channels,\n                                            heads * out_channels))\n" in result
     assert (
-        "    return torch.empty(b, c,\n                       x.size(1),\n                       dtype=torch.float32,\n"
-        "                       device=x.device).fill_(0)\n"
+        "    return torch.zeros(b, c,\n                       x.size(1),\n                       dtype=torch.float32,\n"
+        "                       device=x.device)\n"
     ) in result
 
 
@@ -458,3 +461,17 @@ def test_whole_numbers_that_would_push_the_line_past_88_keep_their_form_with_a_d
     )
     short = "import torch\n\n\ndef f():\n    return torch.Tensor([0, 1]).sum()\n"
     assert fix_source(short) == short.replace("torch.Tensor([0, 1])", "torch.tensor([0.0, 1.0])")
+
+
+def test_without_a_configured_line_length_an_argument_aligned_with_its_bracket_stays_on_one_line():
+    """Self-Attention-GAN's gradient penalty: ``grad(outputs=out,`` with each argument aligned
+    under the first. Laid out as Black lays out a hanging line, the fixed argument came out as
+    ``.to(\\n    out.device\\n)`` at that column; unconfigured, it keeps its one line."""
+    source = (
+        "import torch\n\n\nclass Trainer:\n    def penalty(self, out, interpolated):\n"
+        "        gradient = torch.autograd.grad(outputs=out,\n"
+        "                                       inputs=interpolated,\n"
+        "                                       grad_outputs=torch.ones(out.size()).cuda(),\n"
+        "                                       retain_graph=True)[0]\n        return gradient\n"
+    )
+    assert "                                       grad_outputs=torch.ones(out.size()).to(out.device),\n" in fix_source(source)

@@ -36,8 +36,9 @@ def wrap_lengthened_lines(before: str, after: str, limit: Optional[int], indent_
     limit, `UNCONFIGURED_LINE_LENGTH` is the limit (ctranslate2's ``device="cuda"`` becoming the
     guarded idiom went to 117 columns), a line already longer stays as the fix writes it (the
     file tolerates long lines there: laid out within its old length it would stay long, over
-    three lines), nor is a line with a trailing comment, and statements are not laid out again
-    (no formatter is known to own them). Where the project's formatter is yapf (``layout``),
+    three lines), nor is a line with a trailing comment or an argument aligned under its bracket's
+    first one (a visual indent, which Black's hanging layout does not continue), and statements
+    are not laid out again (no formatter is known to own them). Where the project's formatter is yapf (``layout``),
     a line is laid out only in the shapes `lay_out_as_yapf` knows, and statements are not laid
     out again: NAFNet's setup.cfg asks for yapf's pep8 style, which keeps the closing bracket on
     the arguments' line where Black gives it a line of its own."""
@@ -59,6 +60,10 @@ def wrap_lengthened_lines(before: str, after: str, limit: Optional[int], indent_
         line = _logical_line(rows, index + 1, lines)
         if line is None or (not configured and line.comment):
             continue  # unconfigured: a trailing comment is the author's layout (``) # six parts``)
+        if not configured and rows[index + 1].aligned:
+            # unconfigured: an argument aligned under its bracket's first one would be split as
+            # Black splits a hanging line (``.to(\n    out.device\n)``), which no one writes there
+            continue
         if yapf and layout is not None:
             parts = lay_out_as_yapf(line, limit, layout) or []
         else:
@@ -301,24 +306,33 @@ class _Row:
     depth: int
     #: A token that starts here ends on a later row (a string over several lines, a backslash).
     spans_rows: bool = False
+    #: The row starts under the token after an open bracket of an earlier row (a visual indent:
+    #: ``grad(outputs=out,`` then ``grad_outputs=...`` aligned under ``outputs``).
+    aligned: bool = False
 
 
 def _token_rows(text: str) -> Optional[dict[int, _Row]]:
     """The tokens of ``text`` by the row they start on, with the bracket depth at each row."""
     rows: dict[int, _Row] = {}
     depth = 0
+    opened: list[tuple[int, int]] = []  # the open brackets: (row, column just after)
     try:
         for token in _merged_tokens(tokenize.generate_tokens(io.StringIO(text).readline)):
             row = rows.setdefault(token.start[0], _Row([], depth))
             if token.type in _SKIPPED_TOKENS:
                 continue
+            if not row.tokens and opened and opened[-1][0] < token.start[0] and opened[-1][1] == token.start[1]:
+                row.aligned = True
             row.tokens.append(token)
             if token.end[0] != token.start[0] or (len(row.tokens) > 1 and row.tokens[-2].end[0] != token.start[0]):
                 row.spans_rows = True
             if token.type == tokenize.OP and token.string in OPENING:
                 depth += 1
+                opened.append(token.end)
             elif token.type == tokenize.OP and token.string in CLOSING:
                 depth -= 1
+                if opened:
+                    opened.pop()
             for later in range(token.start[0] + 1, token.end[0] + 1):
                 rows.setdefault(later, _Row([], depth, spans_rows=True)).spans_rows = True
     except (tokenize.TokenError, SyntaxError):
