@@ -150,7 +150,8 @@ class FileAnalysis:
 
     @functools.cached_property
     def _beside_cuda_only(self) -> frozenset[cst.FunctionDef]:
-        beside = beside_cuda_only_code(self.imports, self.module) if self._mentions_waiting else frozenset()
+        gated = self._mentions_waiting or any(word in self.flow.text for word in _SETUP_WORDS)
+        beside = beside_cuda_only_code(self.imports, self.module) if gated else frozenset()
         sized = in_code_sized_by_gpu_count(self.imports, self.module) if self._mentions_gpu_count else frozenset()
         if self._mentions_collectives and self.project.nccl_only:
             sized |= in_nccl_collectives(self.imports, self.module)

@@ -1264,8 +1264,9 @@ def _tested_for_none(function: cst.FunctionDef) -> set[str]:
 def _rebound_in_place(function: cst.FunctionDef, name: str, imports: ImportTable) -> bool:
     """Every binding of ``name`` computes its new value from the old one through what keeps a
     tensor's device (``spect = spect.contiguous().view(...)``, ``x += bias``) or hands it to a
-    submodule (``spect = self.upsample(spect)``, which runs where its input is): the name holds
-    a tensor on the caller's device throughout (WaveGlow's ``infer(self, spect, ...)``)."""
+    submodule (``spect = self.upsample(spect)``, which runs where its input is) or to a torch
+    function placing its result like its tensor arguments (``p1 = F.normalize(p1)``): the name
+    holds a tensor on the caller's device throughout (WaveGlow's ``infer(self, spect, ...)``)."""
     for node in walk(function.body):
         if isinstance(node, (cst.For, cst.CompFor, cst.NamedExpr)) and name in _names_in(node.target):
             return False
@@ -1280,14 +1281,14 @@ def _rebound_in_place(function: cst.FunctionDef, name: str, imports: ImportTable
         if carried_to(statement, name, imports) == name:
             continue
         value = node.value
-        submodule = (
+        given_on = (
             isinstance(value, cst.Call)
-            and self_attribute(value.func) is not None
+            and (self_attribute(value.func) is not None or imports.qualified_name(value.func) in torch_api.TENSOR_FUNCTIONS)
             and bool(value.args)
             and value.args[0].keyword is None
             and any(part.value == name for part in device_keeping_parts(value.args[0].value))
         )
-        if not submodule:
+        if not given_on:
             return False
     return True
 

@@ -150,8 +150,11 @@ def beside_cuda_only_code(imports: ImportTable, module: cst.Module) -> frozenset
     only such functions call (dfdc's ``main()`` calling ``train_epoch()``, and ``validate()``
     called only from ``main()``). Those functions themselves are not included (`in_cuda_only_code`
     leaves them alone). A function handing a module to ``DistributedDataParallel`` with
-    ``device_ids`` (`_wraps_for_a_gpu`, XMem's trainer) or entering ``with torch.cuda.device(0):``
-    (`_Entered`, PatchTST's ``test_params_flop``) is included, with what runs beside it as above."""
+    ``device_ids`` (`_wraps_for_a_gpu`, XMem's trainer), entering ``with torch.cuda.device(0):``
+    (`_Entered`, PatchTST's ``test_params_flop``), setting the process up on a GPU
+    (``torch.cuda.set_device(gpu_id)``, which raises without CUDA: semantic-segmentation-pytorch's
+    ``eval_multipro.worker``) or naming two or more GPUs (``device_ids=[0, 1]``: its
+    sync-batchnorm tests) is included, with what runs beside it as above."""
     waiting: set[cst.FunctionDef] = set()
     wrapping: set[cst.FunctionDef] = set()
     entered = _Entered(module)
@@ -160,7 +163,13 @@ def beside_cuda_only_code(imports: ImportTable, module: cst.Module) -> frozenset
             made = _unguarded_calls(function.body)
             if any(_needs_a_gpu(imports, call) for call in made):
                 waiting.add(function)
-            elif any(_wraps_for_a_gpu(imports, call) or entered.selects_a_gpu(imports, call) for call in made):
+            elif any(
+                _wraps_for_a_gpu(imports, call)
+                or entered.selects_a_gpu(imports, call)
+                or imports.qualified_name(call.func) in _SETS_UP_A_GPU
+                or _names_several_gpus(call)
+                for call in made
+            ):
                 wrapping.add(function)
     if not waiting and not wrapping:
         return frozenset()
@@ -512,6 +521,19 @@ def _names_a_gpu(imports: ImportTable, call: cst.Call) -> bool:
     if isinstance(value, cst.Integer):
         return True
     return isinstance(value, cst.SimpleString) and re.fullmatch(r"cuda(?::\d+)?", str(value.evaluated_value)) is not None
+
+
+def _names_several_gpus(call: cst.Call) -> bool:
+    """``device_ids=[0, 1]``: two or more GPU indices written out, code for several GPUs
+    (``DataParallel`` quietly drops them without CUDA, but what it runs was meant for them)."""
+    return any(
+        arg.keyword is not None
+        and arg.keyword.value == "device_ids"
+        and isinstance(arg.value, (cst.List, cst.Tuple))
+        and len(arg.value.elements) >= 2
+        and all(isinstance(element.value, cst.Integer) for element in arg.value.elements)
+        for arg in call.args
+    )
 
 
 def _given_devices(call: cst.Call) -> bool:

@@ -139,6 +139,13 @@ class CudaCall(Rule):
     needles = (".cuda(",)
 
     valid = (
+        # the fixed form of the worker that sets its GPU up only where there is one
+        "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+        "def worker(cfg, gpu_id):\n    if torch.cuda.is_available():\n"
+        "        torch.cuda.set_device(gpu_id)\n    return build(cfg).to(device)\n",
+        # GPUs named for a data-parallel run, moved as the device says
+        "import torch\nfrom torch import nn\n\n\ndef wrap(model, device):\n"
+        "    return nn.DataParallel(model.to(device), device_ids=[0, 1])\n",
         # a module placed where the function places its tensors
         "import torch\n\n\ndef denoiser(waveglow):\n    stft = STFT().to(waveglow.upsample.weight.device)\n"
         "    return stft, torch.zeros(1, 80, device=waveglow.upsample.weight.device)\n",
@@ -463,6 +470,25 @@ class CudaCall(Rule):
             "    faces = torch.arange(idx.shape[0]).cuda()\n    return edges, faces, torch.cat([pick[0]]).cuda()\n",
             "import torch\n\n\ndef edge_faces(idx, pick):\n    edges = torch.stack((idx[:, 0], idx[:, 1]), dim=-1)\n"
             "    faces = torch.arange(idx.shape[0]).to(idx.device)\n    return edges, faces, torch.cat([pick[0]]).to(idx.device)\n",
+            count=2,
+        ),
+        Invalid(  # a worker that sets its GPU up first, and tests written for two GPUs (semantic-segmentation-pytorch)
+            "import torch\nfrom torch import nn\n\n\ndef worker(cfg, gpu_id):\n    torch.cuda.set_device(gpu_id)\n"
+            "    model = build(cfg)\n    model.cuda()\n\n\ndef test_sync_train():\n    bn = nn.BatchNorm1d(10)\n"
+            "    sync = DataParallelWithCallback(SyncBN(10), device_ids=[0, 1])\n    bn.cuda()\n    sync.cuda()\n",
+            "import torch\nfrom torch import nn\n\n\ndef worker(cfg, gpu_id):\n    torch.cuda.set_device(gpu_id)\n"
+            "    model = build(cfg)\n    model.cuda()\n\n\ndef test_sync_train():\n    bn = nn.BatchNorm1d(10)\n"
+            "    sync = DataParallelWithCallback(SyncBN(10), device_ids=[0, 1])\n    bn.cuda()\n    sync.cuda()\n",
+            count=3,
+        ),
+        Invalid(  # the GPU set up only where there is one, and one GPU named: the moves get the device
+            "import torch\nfrom torch import nn\n\n\ndef worker(cfg, gpu_id):\n    if torch.cuda.is_available():\n"
+            "        torch.cuda.set_device(gpu_id)\n    model = build(cfg)\n    model.cuda()\n"
+            "    return nn.DataParallel(model, device_ids=[0]).cuda()\n",
+            'import torch\nfrom torch import nn\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            "def worker(cfg, gpu_id):\n    if torch.cuda.is_available():\n"
+            "        torch.cuda.set_device(gpu_id)\n    model = build(cfg)\n    model.to(device)\n"
+            "    return nn.DataParallel(model, device_ids=[0]).to(device)\n",
             count=2,
         ),
         Invalid(  # main() ends the program without a GPU (DARTS, P-DARTS): its train() loop stays as written
