@@ -42,7 +42,9 @@ class LegacyTypeConversion(Rule):
     A CUDA type becomes `.to(device=<device in scope>, dtype=...)` (or a new module-level
     `device`); a CPU type becomes `.to(device="cpu", dtype=...)`, which keeps the move to the
     CPU that the old call made (drop `device=` if only the dtype was meant), or `.to(dtype)`
-    on a tensor known to be on the CPU already (`torch.from_numpy(a)`). Other keywords
+    on a tensor known to be on the CPU already (`torch.from_numpy(a)`) or placed by the next
+    call (`.type(torch.FloatTensor).cuda()`, `.to(device)`, `.cpu()`: the trip through the host
+    only cost a copy). Other keywords
     (`non_blocking`) are kept. Safe on a receiver known to be a tensor. Unsafe otherwise: on a
     module, `.type()` converts every parameter and buffer, integer ones included, while
     `.to(dtype=...)` converts only the floating-point ones.
@@ -54,6 +56,7 @@ class LegacyTypeConversion(Rule):
     needles = ("Tensor",)
 
     valid = (
+        "import torch\n\n\ndef f(x: torch.Tensor, label: torch.Tensor):\n    return (x > 0).to(torch.float32).to(label.device)\n",
         "import torch\ny = x.type(torch.float32)\n",
         "import torch\nname = x.type()\n",
         "import torch\ny = x.type(other.type())\n",
@@ -64,6 +67,19 @@ class LegacyTypeConversion(Rule):
         "import torch\ny = x.type('torch.float16')\n",
     )
     invalid = (
+        Invalid(  # placed by the next call: only the dtype changes (face.evoLVe's NPCFace)
+            "import torch\n\n\ndef f(x: torch.Tensor, y: torch.Tensor, label: torch.Tensor):\n"
+            "    mask = (x > y).type(torch.FloatTensor).cuda()\n"
+            "    return mask, (x > y).type(torch.FloatTensor).to(label.device)\n",
+            "import torch\n\n\ndef f(x: torch.Tensor, y: torch.Tensor, label: torch.Tensor):\n"
+            "    mask = (x > y).to(torch.float32).cuda()\n"
+            "    return mask, (x > y).to(torch.float32).to(label.device)\n",
+            count=2,
+        ),
+        Invalid(  # a dtype next keeps the move to the host
+            "import torch\n\n\ndef f(x: torch.Tensor):\n    return x.type(torch.FloatTensor).to(torch.float64)\n",
+            'import torch\n\n\ndef f(x: torch.Tensor):\n    return x.to(device="cpu", dtype=torch.float32).to(torch.float64)\n',
+        ),
         Invalid(
             "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
             "mask = torch.ones(3).type(torch.cuda.FloatTensor)\n",
@@ -117,6 +133,23 @@ class LegacyTypeConversion(Rule):
         )
         self.report(node, message, self._fix(node, legacy, cuda))
 
+    def _moved_at_once(self) -> bool:
+        """The converted tensor is placed right away: ``.cuda()``, ``.cpu()``, or ``.to()`` given
+        a device or a tensor (face.evoLVe's ``(a > b).type(torch.FloatTensor).cuda()``, whose
+        trip through the host only cost a copy); not ``.to(torch.float64)``, which would leave it
+        where the receiver is."""
+        attribute, move = self.context.parent(1), self.context.parent(2)
+        if not (isinstance(attribute, cst.Attribute) and isinstance(move, cst.Call) and move.func is attribute):
+            return False
+        if attribute.attr.value in ("cuda", "cpu"):
+            return True
+        if attribute.attr.value != "to":
+            return False
+        positional = positional_arguments(move)
+        if positional:
+            return self.analysis.qualified_name(positional[0]) not in torch_api.DTYPES
+        return any(arg.keyword is not None and arg.keyword.value == "device" for arg in move.args)
+
     def _legacy_type(self, node: cst.BaseExpression) -> Optional[str]:
         name = string_value(node)
         if name is None:
@@ -137,8 +170,9 @@ class LegacyTypeConversion(Rule):
         location = device.expression if device is not None else f"{quote}cpu{quote}"
         kept = [arg for arg in node.args if arg.keyword is not None and arg.keyword.value != "dtype"]
         receiver = self.analysis.value_of(cst.ensure_type(node.func, cst.Attribute).value)
-        if not cuda and receiver.kind is Kind.TENSOR and receiver.place is Place.CPU:
-            # already on the CPU (``torch.from_numpy(a)``): only the dtype changes
+        if not cuda and (receiver.kind is Kind.TENSOR and receiver.place is Place.CPU or self._moved_at_once()):
+            # already on the CPU (``torch.from_numpy(a)``), or placed by the next call
+            # (``.type(torch.FloatTensor).cuda()``): only the dtype changes
             moved = [argument(expression(dtype)), *kept]
         else:
             moved = [argument(expression(location), "device"), argument(expression(dtype), "dtype"), *kept]
