@@ -285,6 +285,18 @@ def test_no_color_disables_auto(monkeypatch):
     assert color_wanted("always", Terminal()) is True
 
 
+def test_unified_diff_shows_only_the_changed_line_in_a_file_of_repeated_lines():
+    """semseg's resnet.py (229 lines, ``    return model`` in 1% of them): difflib's junk heuristic
+    left such a line unmatched, so the unchanged last line showed as removed and added again."""
+    blocks = [f"def resnet{n}():\n    model = build({n})\n    load(model)\n    return model\n\n\n" for n in range(40)]
+    before = "".join(blocks)
+    after = before[: before.rindex("    load(model)")] + "    load(model, strict=False)\n    return model\n\n\n"
+    diff = unified_diff("r.py", before.encode(), after.encode())
+    changed = [line for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("---", "+++"))]
+    assert changed == ["-    load(model)", "+    load(model, strict=False)"]
+    assert diff.count("\n@@ ") == 1  # one hunk
+
+
 def test_unified_diff_plain_is_unchanged():
     assert unified_diff("a.py", b"x\n", b"y\n") == "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x\n+y\n"
 
