@@ -142,18 +142,32 @@ def _placed_on_the_host(ancestors: Sequence[cst.CSTNode], values: dict[cst.CSTNo
     return target is not None and device_argument_place(target, values) is Place.CPU
 
 
+def _asks_for_cuda(test: cst.BaseExpression) -> bool:
+    """``torch.cuda.is_available()`` (or ``cuda.is_available()``), nothing more."""
+    return (
+        isinstance(test, cst.Call)
+        and not test.args
+        and isinstance(test.func, cst.Attribute)
+        and test.func.attr.value == "is_available"
+        and isinstance(test.func.value, (cst.Attribute, cst.Name))
+        and (test.func.value.attr.value if isinstance(test.func.value, cst.Attribute) else test.func.value.value) == "cuda"
+    )
+
+
 def _in_a_cpu_branch(ancestors: Sequence[cst.CSTNode]) -> bool:
     """In the branch an ``is_cuda`` test takes for a CPU tensor: the ``else`` of ``if
     x.is_cuda:`` (or of ``... if x.is_cuda else ...``), the body of ``if not x.is_cuda:``
     (few-shot-vid2vid's ``torch.cuda.ByteTensor`` / ``torch.ByteTensor`` pair, whose CPU
-    half TDL006 rewrites to ``torch.empty``): the code already chose the CPU there."""
+    half TDL006 rewrites to ``torch.empty``), or the same of ``torch.cuda.is_available()``
+    (pytorch-retinanet's focal loss: ``.cuda()`` on one side, the CPU on the other): the code
+    already chose the CPU there."""
     for index, ancestor in enumerate(ancestors[:-1]):
         if not isinstance(ancestor, (cst.If, cst.IfExp)):
             continue
         test, negated = ancestor.test, False
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             test, negated = test.expression, True
-        if not (isinstance(test, cst.Attribute) and test.attr.value == "is_cuda"):
+        if not (isinstance(test, cst.Attribute) and test.attr.value == "is_cuda") and not _asks_for_cuda(test):
             continue
         child = ancestors[index + 1]
         if (child is ancestor.orelse) != negated and child is not ancestor.test:

@@ -38,7 +38,9 @@ class FactoryWithoutDevice(Rule):
     index too: `x[rows, cols]`; a device index into a CPU factory is flagged), the source of
     `dst.copy_(src)` (which copies across devices), and code that never places anything on a device. Nor is code that shows it runs on the CPU: data loading
     (`__getitem__`, collate functions), a function asserting a CPU tensor type
-    (`assert isinstance(edge_index, torch.LongTensor)`), tests and the helpers only tests use.
+    (`assert isinstance(edge_index, torch.LongTensor)`), the CPU branch of a device test (the
+    `else` of `if x.is_cuda:` or of `if torch.cuda.is_available():`, the body of `if not ...:`),
+    tests and the helpers only tests use.
 
     ## Example
     ```python
@@ -76,6 +78,13 @@ class FactoryWithoutDevice(Rule):
     needles = ("torch",)
 
     valid = (
+        # the CPU half of an availability test: the code chose the CPU there (pytorch-retinanet's focal loss)
+        "import torch\nfrom torch import nn\n\n\nclass FocalLoss(nn.Module):\n    def forward(self, classifications, alpha):\n"
+        "        classification = classifications[0, :, :]\n        if torch.cuda.is_available():\n"
+        "            factor = torch.ones(classification.shape).cuda() * alpha\n        else:\n"
+        "            factor = torch.ones(classification.shape) * alpha\n        return factor * classification\n",
+        "import torch\nfrom torch import nn\n\n\nclass Pad(nn.Module):\n    def forward(self, x):\n"
+        "        if not torch.cuda.is_available():\n            return torch.cat([x, torch.zeros(x.shape)])\n        return x\n",
         # documented as a number: a number may meet the CPU tensor
         "import torch\n\n\ndef after(offset, n):\n    \"\"\"Positions after an offset.\n\n    Args:\n"
         "        offset (int): where the rows start.\n        n (int): how many positions.\n    \"\"\"\n"
