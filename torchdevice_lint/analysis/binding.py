@@ -1268,15 +1268,12 @@ def _rebound_in_place(function: cst.FunctionDef, name: str, imports: ImportTable
     function placing its result like its tensor arguments (``p1 = F.normalize(p1)``): the name
     holds a tensor on the caller's device throughout (WaveGlow's ``infer(self, spect, ...)``)."""
     for node in walk(function.body):
-        if isinstance(node, (cst.For, cst.CompFor, cst.NamedExpr)) and name in _names_in(node.target):
-            return False
-        if isinstance(node, cst.AsName) and name in _names_in(node.name):
-            return False
-        targets = [target for target in assignment_targets(node) if name in _names_in(target)]
-        if not targets or isinstance(node, cst.AugAssign):
+        if not any(isinstance(target, cst.Name) and target.value == name for target in bound_targets(node)):
             continue
-        if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(targets[0], cst.Name)):
-            return False
+        if isinstance(node, cst.AugAssign):
+            continue
+        if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)):
+            return False  # a ``for``/``with`` target, an unpacking, ``:=``
         statement = cst.SimpleStatementLine(body=[node])
         if carried_to(statement, name, imports) == name:
             continue
@@ -1322,17 +1319,6 @@ def _placing_device(function: cst.CSTNode) -> Optional[str]:
             ):
                 return module.code_for_node(value)
     return None
-
-
-def _names_in(target: cst.BaseExpression) -> set[str]:
-    """The names a target binds: ``x``, ``a, *b``; not an attribute's or a subscript's."""
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return set().union(*(_names_in(element.value) for element in target.elements))
-    if isinstance(target, cst.StarredElement):
-        return _names_in(target.value)
-    return set()
 
 
 def _device_read_of(function: cst.FunctionDef) -> set[str]:
