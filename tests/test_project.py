@@ -631,6 +631,45 @@ def test_a_module_building_a_cuda_extension_on_import_makes_every_importer_cuda_
     assert flagged == {"generate.py": 0, "uses_plugins.py": 1}
 
 
+def test_a_star_import_of_a_module_building_cuda_sources_loads_it_too(tmp_path):
+    """BiSeNet's old/model.py imports ``InPlaceABNSync`` from ``modules/bn.py``, which does
+    ``from .functions import *``; ``functions.py`` JIT-builds ``inplace_abn_cuda.cu`` on import.
+    The star import binds no name the index follows, but it loads the module all the same."""
+    write(
+        tmp_path,
+        {
+            "modules/__init__.py": "",
+            "modules/functions.py": """\
+                from os import path
+
+                from torch.utils.cpp_extension import load
+
+                _backend = load(name="inplace_abn", sources=[path.join("src", f) for f in ["abn.cpp", "abn_cuda.cu"]])
+                """,
+            "modules/bn.py": """\
+                from .functions import *
+
+
+                class InPlaceABNSync:
+                    pass
+                """,
+            "model.py": """\
+                import torch
+
+                from modules.bn import InPlaceABNSync as BatchNorm2d
+
+                if __name__ == "__main__":
+                    net = BatchNorm2d()
+                    x = torch.randn(2, 3).cuda()
+                """,
+        },
+    )
+    assert view_of(tmp_path, "model.py").needs_cuda
+    index = ProjectIndex.build(str(path) for path in sorted(tmp_path.rglob("*.py")))
+    path = tmp_path / "model.py"
+    assert lint_source(path.read_text(), Settings(select=("TDL001",)), project=index, filename=str(path)) == []
+
+
 def test_a_project_function_returning_a_device_serves_a_module_running_method(tmp_path, monkeypatch):
     """tianshou's ``torch_device(module)`` (tianshou/utils/torch_utils.py), imported and used by
     common.py: a module's forward moves its input with it, not with a new module-level line. The

@@ -551,7 +551,8 @@ def _next_top(tops: list[int], position: int) -> int:
 
 def _imports(text: str) -> tuple[dict[str, str], dict[str, str]]:
     """Local name -> what it was imported as: every import of the file, and those written at
-    module level outside any block (at the start of a line)."""
+    module level outside any block (at the start of a line), where a star import counts too
+    (keyed ``*module``: it names nothing, but the module loads)."""
     imports: dict[str, str] = {}
     top_level: dict[str, str] = {}
     for match in _FROM_IMPORT.finditer(text):
@@ -560,6 +561,10 @@ def _imports(text: str) -> tuple[dict[str, str], dict[str, str]]:
         names = _COMMENT.sub("", names).replace("\\\n", " ").strip("() \t\n")
         for item in names.split(","):
             parts = item.split()
+            if parts == ["*"] and at_top:
+                # binds no name this index follows, but loads the module all the same (BiSeNet's
+                # modules/bn.py: ``from .functions import *``, which JIT-builds CUDA sources)
+                top_level[f"*{dots}{module or ''}"] = f"{dots}{module or ''}"
             if not parts or parts[0] == "*":
                 continue
             local = parts[2] if len(parts) == 3 and parts[1] == "as" else parts[0]
