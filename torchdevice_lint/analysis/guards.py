@@ -151,10 +151,12 @@ def beside_cuda_only_code(imports: ImportTable, module: cst.Module) -> frozenset
     called only from ``main()``). Those functions themselves are not included (`in_cuda_only_code`
     leaves them alone). A function handing a module to ``DistributedDataParallel`` with
     ``device_ids`` (`_wraps_for_a_gpu`, XMem's trainer), entering ``with torch.cuda.device(0):``
-    (`_Entered`, PatchTST's ``test_params_flop``), setting the process up on a GPU
-    (``torch.cuda.set_device(gpu_id)``, which raises without CUDA: semantic-segmentation-pytorch's
-    ``eval_multipro.worker``) or naming two or more GPUs (``device_ids=[0, 1]``: its
-    sync-batchnorm tests) is included, with what runs beside it as above."""
+    (`_Entered`, PatchTST's ``test_params_flop``), or, on its main path (under no condition:
+    BiSeNet's ``if 'LOCAL_RANK' in os.environ: torch.cuda.set_device(...)`` sets up only a
+    distributed launch), setting the process up on a GPU (``torch.cuda.set_device(gpu_id)``,
+    which raises without CUDA: semantic-segmentation-pytorch's ``eval_multipro.worker``) or
+    naming two or more GPUs (``device_ids=[0, 1]``: its sync-batchnorm tests) is included, with
+    what runs beside it as above."""
     waiting: set[cst.FunctionDef] = set()
     wrapping: set[cst.FunctionDef] = set()
     entered = _Entered(module)
@@ -163,12 +165,9 @@ def beside_cuda_only_code(imports: ImportTable, module: cst.Module) -> frozenset
             made = _unguarded_calls(function.body)
             if any(_needs_a_gpu(imports, call) for call in made):
                 waiting.add(function)
-            elif any(
-                _wraps_for_a_gpu(imports, call)
-                or entered.selects_a_gpu(imports, call)
-                or imports.qualified_name(call.func) in _SETS_UP_A_GPU
-                or _names_several_gpus(call)
-                for call in made
+            elif any(_wraps_for_a_gpu(imports, call) or entered.selects_a_gpu(imports, call) for call in made) or any(
+                imports.qualified_name(call.func) in _SETS_UP_A_GPU or _names_several_gpus(call)
+                for call in _default_path_calls(function.body.body, {})
             ):
                 wrapping.add(function)
     if not waiting and not wrapping:

@@ -71,8 +71,9 @@ _ONE_PARAMETER = re.compile(r"[ \t]*(\w+)[ \t]*(?::[ \t]*[\w.]+[ \t]*)?,?[ \t]*\
 _DEVICE_VALUE = re.compile(r"(?:.*[\w)\]]\.device|(?:torch\.)?device\(.*\))")
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n]*(?:\\\n[^\n]*)*)", re.MULTILINE)
 _COMMENT = re.compile(r"#[^\n]*")
-#: Libraries whose code only runs with CUDA: Triton kernels, TensorRT engines, PyCUDA, CuPy.
-CUDA_ONLY_LIBRARIES = ("triton", "tensorrt", "torch_tensorrt", "pycuda", "cupy")
+#: Libraries whose code only runs with CUDA: Triton kernels, TensorRT engines (also
+#: built by torch2trt), PyCUDA, CuPy.
+CUDA_ONLY_LIBRARIES = ("triton", "tensorrt", "torch_tensorrt", "torch2trt", "pycuda", "cupy")
 #: A module-level import of one, outside any block (so the module cannot load without it).
 _CUDA_ONLY_IMPORT = re.compile(rf"^(?:import|from)[ \t]+(?:{'|'.join(CUDA_ONLY_LIBRARIES)})\b", re.MULTILINE)
 #: ``extension = CUDAExtension``: a setup file choosing the extension's kind.

@@ -27,7 +27,7 @@ class CudaCall(Rule):
     `torch.cuda.is_available()` or not (a guarded one without a fix). Tests that are skipped without CUDA
     (`@skipIf(not torch.cuda.is_available())`, `@requires_cuda`) are CUDA-only by design and
     left alone, and so is code that is CUDA-only by construction: Triton kernels and launchers,
-    `bitsandbytes` and `nvdiffrast` paths (a function calling into them), a module built on Triton, TensorRT, PyCUDA, CuPy or a compiled extension
+    `bitsandbytes` and `nvdiffrast` paths (a function calling into them), a module built on Triton, TensorRT (or torch2trt), PyCUDA, CuPy or a compiled extension
     the project builds from CUDA sources (`CUDAExtension(...)` in its `setup.py`, or an `Extension(...)`
     whose list of sources holds a `.cu` file), imported at module
     level outside any block, or through a module of the project that imports one there (an
@@ -143,6 +143,10 @@ class CudaCall(Rule):
         "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
         "def worker(cfg, gpu_id):\n    if torch.cuda.is_available():\n"
         "        torch.cuda.set_device(gpu_id)\n    return build(cfg).to(device)\n",
+        # the fixed form of the distributed-launch example
+        "import os\nimport torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+        "def main(model):\n    if 'LOCAL_RANK' in os.environ:\n"
+        "        torch.cuda.set_device(int(os.environ['LOCAL_RANK']))\n    return model.to(device)\n",
         # GPUs named for a data-parallel run, moved as the device says
         "import torch\nfrom torch import nn\n\n\ndef wrap(model, device):\n"
         "    return nn.DataParallel(model.to(device), device_ids=[0, 1])\n",
@@ -267,6 +271,9 @@ class CudaCall(Rule):
         "def make_tensor(d):\n    return d if isinstance(d, torch.Tensor) else torch.tensor(d).cuda()\n",
         "import torch\n\n\ndef timed(model, x):\n    y = model(x.cuda())\n    torch.cuda.synchronize()\n    return y\n",
         "import bitsandbytes as bnb\n\ndef quantize(w):\n    return bnb.functional.quantize_4bit(w.cuda())",
+        # a TensorRT conversion script (BiSeNet's tools/conver_to_trt.py)
+        "import torch\nfrom torch2trt import torch2trt\n\nnet = build().cuda()\n"
+        "trt_model = torch2trt(net, [torch.randn(1, 3, 64, 64).cuda()])\n",
         # DistributedDataParallel given device_ids, its module moved to the rank's device
         "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\n\n"
         "def wrap(net, rank):\n    return DDP(net.to(rank), device_ids=[rank])\n",
@@ -480,6 +487,15 @@ class CudaCall(Rule):
             "    model = build(cfg)\n    model.cuda()\n\n\ndef test_sync_train():\n    bn = nn.BatchNorm1d(10)\n"
             "    sync = DataParallelWithCallback(SyncBN(10), device_ids=[0, 1])\n    bn.cuda()\n    sync.cuda()\n",
             count=3,
+        ),
+        Invalid(  # the GPU set up only for a distributed launch (BiSeNet's tools/evaluate.py): the run without one is portable
+            "import os\nimport torch\n\n\ndef main(model):\n    if 'LOCAL_RANK' in os.environ:\n"
+            "        torch.cuda.set_device(int(os.environ['LOCAL_RANK']))\n    return evaluate(model)\n\n\n"
+            "def evaluate(model):\n    model.cuda()\n    return model\n",
+            "import os\nimport torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+            "def main(model):\n    if 'LOCAL_RANK' in os.environ:\n"
+            "        torch.cuda.set_device(int(os.environ['LOCAL_RANK']))\n    return evaluate(model)\n\n\n"
+            "def evaluate(model):\n    model.to(device)\n    return model\n",
         ),
         Invalid(  # the GPU set up only where there is one, and one GPU named: the moves get the device
             "import torch\nfrom torch import nn\n\n\ndef worker(cfg, gpu_id):\n    if torch.cuda.is_available():\n"
