@@ -297,6 +297,17 @@ def test_unified_diff_shows_only_the_changed_line_in_a_file_of_repeated_lines():
     assert diff.count("\n@@ ") == 1  # one hunk
 
 
+def test_unified_diff_marks_a_last_line_without_a_newline():
+    """pytorch-generative-model-collections' GAN files end without a newline: the removed last
+    line ran on into the added one, and ``patch`` could not read the diff."""
+    assert unified_diff("a.py", b"a\nx", b"a\ny") == (
+        "--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n a\n-x\n\\ No newline at end of file\n"
+        "+y\n\\ No newline at end of file\n"
+    )
+    painted = unified_diff("a.py", b"a\nx", b"a\ny", color=True)
+    assert "\\ No newline at end of file\n" in painted.replace("\x1b[0m", "")
+
+
 def test_unified_diff_plain_is_unchanged():
     assert unified_diff("a.py", b"x\n", b"y\n") == "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x\n+y\n"
 

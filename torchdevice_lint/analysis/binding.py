@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import os
 from dataclasses import dataclass
 from typing import AbstractSet, Callable, Iterator, Optional, Sequence
@@ -869,6 +870,17 @@ class DeviceBinder:
             return module.with_changes(body=body)
         at_top = position == 0 or _is_cell_marker(body[position - 1])
         after_imports = not at_top and (_is_import_line(body[position - 1]) or _is_guarded_import(body[position - 1]))
+        closing: Sequence[cst.EmptyLine] = ()
+        if after_imports and position < len(body):
+            # comments right under the last import and apart from the code below close the
+            # import block (flowtron's ``# =====END: ADDED FOR DISTRIBUTED======``): they stay
+            # above the device line; a comment right over the code is that code's
+            leading = _leading_lines(body[position])
+            closing = tuple(itertools.takewhile(lambda line: line.comment is not None, leading))
+            if len(closing) < len(leading):
+                body[position] = body[position].with_changes(leading_lines=leading[len(closing) :])
+            else:
+                closing = ()
         if not at_top:
             # PEP 8 and isort: blank lines between the import block (or docstring) and code, as
             # many as the file already puts there (isort's lines_after_imports).
@@ -877,7 +889,7 @@ class DeviceBinder:
                 blank = self.lines_after_imports
             elif after_imports and position < len(body):
                 blank = _blank_lines_after_imports(body[position])
-            inserted[0] = inserted[0].with_changes(leading_lines=[cst.EmptyLine()] * blank)
+            inserted[0] = inserted[0].with_changes(leading_lines=[*closing, *[cst.EmptyLine()] * blank])
         if len(inserted) > 1:
             # ``import torch`` is its own import block: the blank lines the project asks for under it.
             inserted[1] = inserted[1].with_changes(leading_lines=[cst.EmptyLine()] * (self.lines_after_imports or 1))

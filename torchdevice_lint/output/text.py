@@ -155,11 +155,23 @@ def _unified_lines(old: list[str], new: list[str], fromfile: str, tofile: str, c
         lines.append(f"@@ -{_span(first[1], last[2])} +{_span(first[3], last[4])} @@\n")
         for tag, old_start, old_end, new_start, new_end in group:
             if tag == "equal":
-                lines += [" " + line for line in old[old_start:old_end]]
+                lines += _marked(" ", old[old_start:old_end])
                 continue
-            lines += ["-" + line for line in old[old_start:old_end]]
-            lines += ["+" + line for line in new[new_start:new_end]]
+            lines += _marked("-", old[old_start:old_end])
+            lines += _marked("+", new[new_start:new_end])
     return lines
+
+
+def _marked(sign: str, lines: list[str]) -> list[str]:
+    """``lines`` as diff lines, with git's marker after a file's last line that has no newline
+    (else the next line of the diff ran on after it: ``...pkl')))+        self.G...``)."""
+    marked = []
+    for line in lines:
+        if line.endswith(("\n", "\r")):
+            marked.append(sign + line)
+        else:
+            marked += [sign + line + "\n", "\\ No newline at end of file\n"]
+    return marked
 
 
 def _span(start: int, end: int) -> str:

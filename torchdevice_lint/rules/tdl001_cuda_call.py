@@ -163,6 +163,10 @@ class CudaCall(Rule):
         # a script that ends without a GPU, already moving with a device it chose
         "import sys\nimport torch\n\n\ndef main(loader, device):\n    if torch.cuda.device_count() == 0:\n"
         "        sys.exit(1)\n    for x in loader:\n        x = x.to(device)\n",
+        # the fixed form of the closing-comment example below
+        "import torch\nfrom torch.utils.data import DataLoader\n# =====END: ADDED FOR DISTRIBUTED======\n\n"
+        'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+        "def build(net):\n    return net.to(device)\n",
         # the fixed form of the guarded-import example below
         "import torch\nimport yaml\n\ntry:\n    from yaml import CLoader as Loader\nexcept ImportError:\n"
         '    from yaml import Loader\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n'
@@ -312,6 +316,13 @@ class CudaCall(Rule):
         "        return x.to(device, non_blocking=True)\n",
     )
     invalid = (
+        Invalid(  # a comment closing the import block stays with it (flowtron's train.py)
+            "import torch\nfrom torch.utils.data import DataLoader\n# =====END: ADDED FOR DISTRIBUTED======\n\n\n"
+            "def build(net):\n    return net.cuda()\n",
+            "import torch\nfrom torch.utils.data import DataLoader\n# =====END: ADDED FOR DISTRIBUTED======\n\n"
+            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
+            "def build(net):\n    return net.to(device)\n",
+        ),
         Invalid(  # an import with its fallback is part of the import block: the device line goes below it (Restormer)
             "import torch\nimport yaml\n\ntry:\n    from yaml import CLoader as Loader\nexcept ImportError:\n"
             "    from yaml import Loader\n\nmodel = build(Loader).cuda()\n",
