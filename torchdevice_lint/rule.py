@@ -49,6 +49,20 @@ class RuleContext:
     def parent(self, depth: int = 1) -> Optional[cst.CSTNode]:
         return self.ancestors[-depth] if len(self.ancestors) >= depth else None
 
+    def chained_call(self, receiver: cst.CSTNode, depth: int = 0) -> Optional[tuple[str, cst.Call]]:
+        """The method called on ``receiver`` (``receiver.fill_(0)``), which is the node being
+        visited (``depth`` 0) or its ``depth``-th ancestor: the method's name and the call; None
+        where ``receiver`` is not the object of a method call."""
+        attribute, call = self.parent(depth + 1), self.parent(depth + 2)
+        if (
+            isinstance(attribute, cst.Attribute)
+            and attribute.value is receiver
+            and isinstance(call, cst.Call)
+            and call.func is attribute
+        ):
+            return attribute.attr.value, call
+        return None
+
     def device_for(
         self,
         partner: Optional[str] = None,

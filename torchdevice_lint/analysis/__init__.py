@@ -85,11 +85,13 @@ class FileAnalysis:
                 "cuda.device(",
             )
         )
+        #: Whether the text may call a ``torch.cuda`` query that sets the process up on the GPU.
+        self._mentions_setup_calls = any(word in text for word in _SETUP_WORDS)
         #: Whether the text may set the process up on the GPU or end it without one
         #: (`guards.process_needs_cuda`).
         self._mentions_setup = (
             self._mentions_waiting
-            or any(word in text for word in _SETUP_WORDS)
+            or self._mentions_setup_calls
             or (("is_available" in text or "device_count" in text) and ("exit(" in text or "raise" in text))
         )
         #: Whether the text may call ``torch.distributed`` collectives (`guards.in_nccl_collectives`).
@@ -150,7 +152,7 @@ class FileAnalysis:
 
     @functools.cached_property
     def _beside_cuda_only(self) -> frozenset[cst.FunctionDef]:
-        gated = self._mentions_waiting or any(word in self.flow.text for word in _SETUP_WORDS)
+        gated = self._mentions_waiting or self._mentions_setup_calls
         beside = beside_cuda_only_code(self.imports, self.module) if gated else frozenset()
         sized = in_code_sized_by_gpu_count(self.imports, self.module) if self._mentions_gpu_count else frozenset()
         if self._mentions_collectives and self.project.nccl_only:

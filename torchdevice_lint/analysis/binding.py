@@ -53,6 +53,7 @@ from torchdevice_lint.analysis.tree import (
     decorated_with,
     iter_child_nodes,
     parameter_names,
+    parameters,
     self_attribute,
     string_quote,
     walk,
@@ -124,9 +125,7 @@ class DeviceBinder:
         #: The configured name for a new binding (``device-name``); tried before the defaults.
         self.preferred_name = name
         self.global_name = self._free_global_name()
-        self._strict_evidence: dict[cst.FunctionDef, _Evidence] = {}
-        #: The same without ``x.size()`` (no argument) as evidence (`_computed_with`).
-        self._sized_evidence: dict[cst.FunctionDef, _Evidence] = {}
+        self._strict_evidence: dict[tuple[cst.FunctionDef, bool], _Evidence] = {}
         self._guards_by_node: dict[cst.CSTNode, list[SwitchGuard]] = {}
 
     # ----------------------------------------------------------------- choice
@@ -265,21 +264,17 @@ class DeviceBinder:
         owner = scope.owner_class
         if owner is not None and any(name.endswith("Dataset") for name in _base_names(owner.node)):
             return None
-        evidence = self._sized_evidence.get(function)
-        if evidence is None:
-            evidence = self._sized_evidence[function] = _strict_tensor_evidence(
-                self.flow.body_of(function), self.imports, bare_size=False
-            )
+        evidence = self._evidence_of(function, bare_size=False)
         may_be_none = {
-            param.name.value
-            for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
-            if isinstance(param.default, cst.Name) and param.default.value == "None"
+            param.name.value for param in parameters(function) if isinstance(param.default, cst.Name) and param.default.value == "None"
         } | _tested_for_none(function)
-        parameters = [name for name in parameter_names(function) if name in scope.parameters and name not in may_be_none]
         assigned = bound_names(function.body)
         candidates = [
             name
-            for name in parameters
+            for name in parameter_names(function)
+            if name in scope.parameters
+            and name not in may_be_none
+            and name in evidence.tensors
             if name in evidence.tensors
             and name != moving
             and (name not in assigned or _rebound_in_place(function, name, self.imports))
@@ -292,10 +287,14 @@ class DeviceBinder:
         read = _device_read_of(function)
         return next((name for name in candidates if name in read), candidates[0])
 
-    def _evidence_of(self, function: cst.FunctionDef) -> _Evidence:
-        evidence = self._strict_evidence.get(function)
+    def _evidence_of(self, function: cst.FunctionDef, bare_size: bool = True) -> _Evidence:
+        """`_strict_tensor_evidence` of ``function``, once per function; without ``bare_size``,
+        ``x.size()`` with no argument shows nothing (`_computed_with`)."""
+        evidence = self._strict_evidence.get((function, bare_size))
         if evidence is None:
-            evidence = self._strict_evidence[function] = _strict_tensor_evidence(self.flow.body_of(function), self.imports)
+            evidence = self._strict_evidence[(function, bare_size)] = _strict_tensor_evidence(
+                self.flow.body_of(function), self.imports, bare_size
+            )
         return evidence
 
     def _binds_once(self, scopes: Sequence[Scope], test: str) -> bool:
@@ -1048,7 +1047,7 @@ class _Evidence:
 def _strict_tensor_evidence(body: FunctionBody, imports: ImportTable, bare_size: bool = True) -> _Evidence:
     function = body.function
     tensors = names_used_as_tensors(body.nodes, imports, lenient=False, operands=True, bare_size=bare_size)
-    for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
+    for param in parameters(function):
         annotation = param.annotation
         if annotation is not None and (imports.qualified_name(annotated_expression(annotation)) or "") == "torch.Tensor":
             tensors.add(param.name.value)
@@ -1310,7 +1309,7 @@ def _placing_device(function: cst.CSTNode) -> Optional[str]:
     before it is set is no device yet)."""
     if not isinstance(function, cst.FunctionDef):
         return None
-    parameters = set(parameter_names(function)) - {"self", "cls"} - bound_names(function.body)
+    roots = set(parameter_names(function)) - {"self", "cls"} - bound_names(function.body)
     module = cst.Module(body=[])
     for node in walk(function.body):
         if not isinstance(node, cst.Call):
@@ -1327,7 +1326,7 @@ def _placing_device(function: cst.CSTNode) -> Optional[str]:
                 and value.attr.value == "device"
                 and isinstance(value.value, cst.Attribute)
                 and isinstance(root, cst.Name)
-                and root.value in parameters
+                and root.value in roots
             ):
                 return module.code_for_node(value)
     return None

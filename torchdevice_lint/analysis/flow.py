@@ -55,6 +55,7 @@ from torchdevice_lint.analysis.tree import (
     keyword_argument,
     method_named,
     parameter_names,
+    parameters,
     positional_arguments,
     reads_parameter,
     self_attribute,
@@ -1177,8 +1178,7 @@ class FlowAnalysis:
         if not isinstance(target, cst.Name) or not isinstance(function, cst.FunctionDef):
             return True
         param = next(
-            (p for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
-             if p.name.value == target.value),
+            (p for p in parameters(function) if p.name.value == target.value),
             None,
         )
         if param is None:

@@ -13,7 +13,7 @@ import libcst as cst
 
 from torchdevice_lint.analysis.imports import ImportTable
 from torchdevice_lint.analysis.project import CUDA_ONLY_LIBRARIES
-from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes, walk
+from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes, keyword_argument, walk
 
 #: Words in an ``if`` test or a decorator that make it a device choice.
 _DEVICE_WORDS = ("cuda", "gpu", "cpu", "device", "accelerator", "available", "mps")
@@ -86,11 +86,15 @@ def _exits(body: cst.BaseSuite) -> bool:
     if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
         final = last.body[-1]
         if isinstance(final, cst.Expr) and isinstance(final.value, cst.Call):
-            func = final.value.func
-            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-            return name in _EXIT_CALLS
+            return _called_name(final.value) in _EXIT_CALLS
         return isinstance(final, (cst.Return, cst.Raise, cst.Continue, cst.Break))
     return isinstance(last, (cst.Return, cst.Raise, cst.Continue, cst.Break))
+
+
+def _called_name(call: cst.Call) -> Optional[str]:
+    """The last name of what ``call`` calls: ``exit`` for ``sys.exit(1)`` and ``exit()``."""
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
 
 
 #: Libraries whose code paths exist only on CUDA: Triton kernels, TensorRT, PyCUDA, CuPy,
@@ -380,11 +384,7 @@ def _stops_without_cuda(imports: ImportTable, statement: cst.CSTNode) -> bool:
     final = last.body[-1]
     if isinstance(final, cst.Raise):
         return True
-    if not (isinstance(final, cst.Expr) and isinstance(final.value, cst.Call)):
-        return False
-    func = final.value.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-    return name in ("exit", "_exit", "quit")
+    return isinstance(final, cst.Expr) and isinstance(final.value, cst.Call) and _called_name(final.value) in ("exit", "_exit", "quit")
 
 
 def _tests_for_no_gpu(imports: ImportTable, test: cst.BaseExpression) -> bool:
@@ -525,26 +525,20 @@ def _names_a_gpu(imports: ImportTable, call: cst.Call) -> bool:
 def _names_several_gpus(call: cst.Call) -> bool:
     """``device_ids=[0, 1]``: two or more GPU indices written out, code for several GPUs
     (``DataParallel`` quietly drops them without CUDA, but what it runs was meant for them)."""
-    return any(
-        arg.keyword is not None
-        and arg.keyword.value == "device_ids"
-        and isinstance(arg.value, (cst.List, cst.Tuple))
-        and len(arg.value.elements) >= 2
-        and all(isinstance(element.value, cst.Integer) for element in arg.value.elements)
-        for arg in call.args
-    )
+    devices = _written_device_ids(call)
+    return len(devices) >= 2 and all(isinstance(element.value, cst.Integer) for element in devices)
 
 
 def _given_devices(call: cst.Call) -> bool:
     """``device_ids=[local_rank]``: a list or tuple of devices written out (a value that may be
     None, ``[rank] if cuda else None``, is not)."""
-    return any(
-        arg.keyword is not None
-        and arg.keyword.value == "device_ids"
-        and isinstance(arg.value, (cst.List, cst.Tuple))
-        and bool(arg.value.elements)
-        for arg in call.args
-    )
+    return bool(_written_device_ids(call))
+
+
+def _written_device_ids(call: cst.Call) -> Sequence[cst.BaseElement]:
+    """The elements of a list or tuple written out as ``device_ids=``; none for any other value."""
+    value = keyword_argument(call, "device_ids")
+    return value.elements if isinstance(value, (cst.List, cst.Tuple)) else ()
 
 
 def _unguarded_calls(node: cst.CSTNode, nested: bool = False) -> list[cst.Call]:

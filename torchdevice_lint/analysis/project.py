@@ -273,13 +273,20 @@ def _compiles_cuda_on_import(text: str) -> bool:
     """`FileFacts.compiles_cuda_on_import`: a ``load(`` or ``load_inline(`` call at column 0 whose
     arguments (up to the matching parenthesis) name a ``.cu`` source or give ``cuda_sources``."""
     for match in _JIT_LOAD.finditer(text):
-        depth, end = 1, match.end()
-        while depth and end < len(text) and end - match.end() < 4000:
-            depth += {"(": 1, ")": -1}.get(text[end], 0)
-            end += 1
+        end = _arguments_end(text, match.end(), 4000)
         if _CUDA_SOURCE.search(text, match.end(), end) or _INLINE_CUDA.search(text, match.end(), end):
             return True
     return False
+
+
+def _arguments_end(text: str, start: int, limit: int) -> int:
+    """Just past the parenthesis closing the call whose arguments begin at ``start`` (its
+    opening one just before), or where ``limit`` characters of them ran out."""
+    depth, end = 1, start
+    while depth and end < len(text) and end - start < limit:
+        depth += {"(": 1, ")": -1}.get(text[end], 0)
+        end += 1
+    return end
 
 
 def _process_group_backends(text: str) -> frozenset[str]:
@@ -291,10 +298,7 @@ def _process_group_backends(text: str) -> frozenset[str]:
         line = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
         if "#" in line:
             continue  # a comment
-        depth, end = 1, match.end()
-        while depth and end < len(text) and end - match.end() < 2000:
-            depth += {"(": 1, ")": -1}.get(text[end], 0)
-            end += 1
+        end = _arguments_end(text, match.end(), 2000)
         arguments = text[match.end() : end - 1]
         keyword = re.search(r"\bbackend[ \t]*=(?!=)", arguments)
         if keyword is not None:

@@ -19,7 +19,7 @@ import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.imports import dotted_name
-from torchdevice_lint.analysis.tree import iter_child_nodes, walk
+from torchdevice_lint.analysis.tree import iter_child_nodes, parameters, walk
 from torchdevice_lint.analysis.values import Kind, Place
 
 
@@ -254,7 +254,7 @@ class ReceiverJudge:
             assert isinstance(node, cst.Param)
             if node.annotation is not None:
                 return Receiver.UNKNOWN
-            owner = next((f for f in functions if any(p is node for p in _all_params(f))), None)
+            owner = next((f for f in functions if any(p is node for p in parameters(f))), None)
             given = _parametrized_values(owner, node.name.value) if owner is not None else None
             if given is not None:
                 # ``@pytest.mark.parametrize("prior", [BoxUniform(...), ...])``: what is listed
@@ -450,10 +450,9 @@ class ReceiverJudge:
                 add(target.value, Binding.OTHER, target)
 
         if isinstance(scope, cst.FunctionDef):
-            params = scope.params
-            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            for param in parameters(scope):
                 add(param.name, Binding.PARAMETER, param)
-            for star in (params.star_arg, params.star_kwarg):
+            for star in (scope.params.star_arg, scope.params.star_kwarg):
                 if isinstance(star, cst.Param):
                     add(star.name, Binding.OTHER, star)
         for node in _walk_scope(scope):
@@ -598,11 +597,6 @@ def _yields_parameters(iterable: cst.BaseExpression) -> bool:
         and isinstance(iterable.func, cst.Attribute)
         and iterable.func.attr.value in _TENSOR_ITERATORS
     )
-
-
-def _all_params(function: cst.FunctionDef) -> list[cst.Param]:
-    params = function.params
-    return [*params.posonly_params, *params.params, *params.kwonly_params]
 
 
 def _parametrized_values(function: cst.FunctionDef, name: str) -> Optional[list[cst.BaseExpression]]:

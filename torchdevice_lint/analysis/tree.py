@@ -141,10 +141,15 @@ def functions_holding(ancestors: Sequence[cst.CSTNode]) -> list[cst.FunctionDef]
     return functions
 
 
-def parameter_names(function: cst.FunctionDef) -> list[str]:
-    """The names of ``function``'s positional-only, plain and keyword-only parameters, in order."""
+def parameters(function: cst.FunctionDef) -> list[cst.Param]:
+    """``function``'s positional-only, plain and keyword-only parameters, in order."""
     params = function.params
-    return [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+    return [*params.posonly_params, *params.params, *params.kwonly_params]
+
+
+def parameter_names(function: cst.FunctionDef) -> list[str]:
+    """The names of `parameters`."""
+    return [param.name.value for param in parameters(function)]
 
 
 def self_attribute(node: cst.CSTNode) -> Optional[str]:

@@ -454,9 +454,7 @@ class CudaLiteral(Rule):
     def _fakes_its_environment(self) -> bool:
         """Inside a test taking a fixture that fakes the environment (``monkeypatch``, ``mocker``)."""
         return any(
-            param.name.value in _FAKING_FIXTURES
-            for function in self.context.enclosing_functions()
-            for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
+            name in _FAKING_FIXTURES for function in self.context.enclosing_functions() for name in parameter_names(function)
         )
 
     def _given_to_code_under_test(self, scope: cst.CSTNode) -> set[cst.Name]:

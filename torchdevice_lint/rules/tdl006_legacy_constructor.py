@@ -467,17 +467,13 @@ class LegacyConstructor(Rule):
         """``torch.LongTensor(b, n).fill_(0)``, ``.zero_()``, ``.fill_(1)``: the filling call
         and the factory that makes the tensor filled (``zeros``, ``ones``), rather than
         ``torch.empty(...).fill_(0)`` (deep-text-recognition-benchmark's every buffer)."""
-        attribute, fill = self.context.parent(1), self.context.parent(2)
-        if not (
-            isinstance(attribute, cst.Attribute)
-            and attribute.value is constructor
-            and isinstance(fill, cst.Call)
-            and fill.func is attribute
-        ):
+        chained = self.context.chained_call(constructor)
+        if chained is None:
             return None
-        if attribute.attr.value == "zero_" and not fill.args:
+        method, fill = chained
+        if method == "zero_" and not fill.args:
             return fill, "zeros"
-        if attribute.attr.value != "fill_" or len(fill.args) != 1 or fill.args[0].keyword or fill.args[0].star:
+        if method != "fill_" or len(fill.args) != 1 or fill.args[0].keyword or fill.args[0].star:
             return None
         value = fill.args[0].value
         number = value.evaluated_value if isinstance(value, (cst.Integer, cst.Float)) else None
@@ -524,17 +520,11 @@ class LegacyConstructor(Rule):
         ``self.device``, ``x.device``); not a tensor, a dtype, a string (TDL002's) or more
         arguments (``non_blocking=``). ``made`` is the reported node's ``depth``-th ancestor
         (or the node itself, 0)."""
-        attribute, move = self.context.parent(depth + 1), self.context.parent(depth + 2)
-        if not (
-            isinstance(attribute, cst.Attribute)
-            and attribute.value is made
-            and attribute.attr.value == "to"
-            and isinstance(move, cst.Call)
-            and move.func is attribute
-            and len(move.args) == 1
-            and move.args[0].keyword is None
-            and not move.args[0].star
-        ):
+        chained = self.context.chained_call(made, depth)
+        if chained is None:
+            return None
+        method, move = chained
+        if method != "to" or len(move.args) != 1 or move.args[0].keyword is not None or move.args[0].star:
             return None
         device = move.args[0].value
         if not isinstance(device, (cst.Name, cst.Attribute)):
@@ -601,23 +591,20 @@ class LegacyConstructor(Rule):
         if any(int(leaf.value) > 2**24 for leaf in walk(data) if isinstance(leaf, cst.Integer)):
             return False
         current: cst.CSTNode = node
-        for depth in range(1, len(self.context.ancestors), 2):
-            attribute, call = self.context.parent(depth), self.context.parent(depth + 1)
-            if not (isinstance(attribute, cst.Attribute) and attribute.value is current and isinstance(call, cst.Call)):
-                return False
-            if call.func is not attribute:
-                return False
-            if attribute.attr.value in _CASTS:
+        depth = 0
+        while (chained := self.context.chained_call(current, depth)) is not None:
+            method, call = chained
+            if method in _CASTS:
                 return not call.args
-            if attribute.attr.value == "to" and any(
+            if method == "to" and any(
                 (arg.keyword is not None and arg.keyword.value == "dtype")
                 or self.analysis.qualified_name(arg.value) in torch_api.DTYPES
                 for arg in call.args
             ):
                 return True  # `.to(torch.float32)`, `.to(device, dtype=...)`
-            if attribute.attr.value not in _MOVES:
+            if method not in _MOVES:
                 return False
-            current = call
+            current, depth = call, depth + 2
         return False
 
     def _is_size(self, node: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> bool:

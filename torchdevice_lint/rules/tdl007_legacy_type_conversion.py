@@ -133,17 +133,18 @@ class LegacyTypeConversion(Rule):
         )
         self.report(node, message, self._fix(node, legacy, cuda))
 
-    def _moved_at_once(self) -> bool:
+    def _moved_at_once(self, node: cst.Call) -> bool:
         """The converted tensor is placed right away: ``.cuda()``, ``.cpu()``, or ``.to()`` given
         a device or a tensor (face.evoLVe's ``(a > b).type(torch.FloatTensor).cuda()``, whose
         trip through the host only cost a copy); not ``.to(torch.float64)``, which would leave it
         where the receiver is."""
-        attribute, move = self.context.parent(1), self.context.parent(2)
-        if not (isinstance(attribute, cst.Attribute) and isinstance(move, cst.Call) and move.func is attribute):
+        chained = self.context.chained_call(node)
+        if chained is None:
             return False
-        if attribute.attr.value in ("cuda", "cpu"):
+        method, move = chained
+        if method in ("cuda", "cpu"):
             return True
-        if attribute.attr.value != "to":
+        if method != "to":
             return False
         positional = positional_arguments(move)
         if positional:
@@ -170,7 +171,7 @@ class LegacyTypeConversion(Rule):
         location = device.expression if device is not None else f"{quote}cpu{quote}"
         kept = [arg for arg in node.args if arg.keyword is not None and arg.keyword.value != "dtype"]
         receiver = self.analysis.value_of(cst.ensure_type(node.func, cst.Attribute).value)
-        if not cuda and (receiver.kind is Kind.TENSOR and receiver.place is Place.CPU or self._moved_at_once()):
+        if not cuda and (receiver.kind is Kind.TENSOR and receiver.place is Place.CPU or self._moved_at_once(node)):
             # already on the CPU (``torch.from_numpy(a)``), or placed by the next call
             # (``.type(torch.FloatTensor).cuda()``): only the dtype changes
             moved = [argument(expression(dtype)), *kept]
