@@ -9,6 +9,9 @@ import io
 import json
 import os
 import re
+import signal
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -16,7 +19,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from torchdevice_lint.verify import cli, runner  # noqa: E402
+from torchdevice_lint.verify import cli, forkserver, runner  # noqa: E402
+from torchdevice_lint.verify.forkserver import ForkServer  # noqa: E402
 from torchdevice_lint.verify.report import format_table  # noqa: E402
 from torchdevice_lint.verify.runner import Case, check_codemod, run_program  # noqa: E402
 
@@ -147,6 +151,33 @@ def test_hanging_program_is_reported_as_timeout_and_killed_with_what_it_started(
     assert run.status == "timeout" and "no result after 4 s" in run.error
     helper = int((tmp_path / "helper.pid").read_text())
     assert not _alive(helper)
+
+
+def test_a_slow_server_start_does_not_count_against_the_programs_time_limit(tmp_path):
+    # A cold import of torch can outlast a short limit; the first program must still get all of it.
+    slow_start = tmp_path / "slow_start"
+    slow_start.mkdir()
+    (slow_start / "sitecustomize.py").write_text("import time\ntime.sleep(4)\n")
+    program = write_program(tmp_path / "quick.py", "return {}")
+    server = ForkServer({**os.environ, "PYTHONPATH": str(slow_start)})
+    argv = ["--device", "cpu", "--file", str(program), "--out", str(tmp_path / "out.pt"),
+            "--report", str(tmp_path / "report.json")]
+    try:
+        ended = server.run(argv, cwd=tmp_path, env=dict(os.environ), stdout=tmp_path / "stdout",
+                           stderr=tmp_path / "stderr", timeout=3)
+    finally:
+        server.close()
+    assert not ended.timed_out and ended.returncode == 0
+
+
+def test_a_child_killed_before_it_made_its_process_group_dies_all_the_same():
+    # A child killed right after the fork has not called setsid yet: its pid names no group.
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        forkserver._kill_child(child.pid)
+        assert child.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        child.kill()
 
 
 def _alive(pid: int) -> bool:

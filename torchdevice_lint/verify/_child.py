@@ -253,8 +253,10 @@ def _reply(message: dict[str, Any]) -> None:
 
 
 def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
+    """A child forked a moment ago may not have made its group yet: kill it by pid too."""
+    for kill in (os.killpg, os.kill):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            kill(pid, signal.SIGKILL)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,9 @@ from typing import IO, Optional
 SERVER_SCRIPT = Path(__file__).resolve().with_name("_child.py")
 #: Seconds to wait for the server to reap a child after its process group was killed.
 REAP_GRACE = 10.0
+#: Seconds a new server may spend importing torch before it forks its first child; a
+#: program's own time limit starts when its child is forked.
+SERVER_START_LIMIT = 120.0
 
 
 @dataclass
@@ -78,11 +81,10 @@ class ForkServer:
                 process.stdin.flush()
             except OSError:  # the server died just now; its reader ends this request
                 pass
+        request.forked.wait(SERVER_START_LIMIT)
         if not request.ended.wait(timeout):
-            request.forked.wait(REAP_GRACE)
             if request.pid is not None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(request.pid, signal.SIGKILL)  # the child and anything it started
+                _kill_child(request.pid)
             request.ended.wait(REAP_GRACE)
             request.outcome.timed_out = True
         return request.outcome
@@ -138,14 +140,24 @@ class ForkServer:
                        if request.server is process]
         for request in orphans:
             if request.pid is not None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(request.pid, signal.SIGKILL)
+                _kill_child(request.pid)
             request.outcome.server_died = (
                 f"the verifier's worker died (exit status {process.returncode})"
                 + (f": {last_words}" if last_words else "")
             )
             request.forked.set()
             request.ended.set()
+
+
+def _kill_child(pid: int) -> None:
+    """Kill a forked child and anything it started.
+
+    The child makes its own process group only once it runs, so a child killed right after
+    the fork has no group yet: it is killed by its pid as well.
+    """
+    for kill in (os.killpg, os.kill):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            kill(pid, signal.SIGKILL)
 
 
 def _last_line(text: str) -> str:
