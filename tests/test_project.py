@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from torchdevice_lint import Linter, Settings, lint_source
-from torchdevice_lint.analysis.project import ProjectIndex, ProjectView, index_for_run, project_root, scan
+from torchdevice_lint.analysis.project import FileFacts, ProjectIndex, ProjectView, index_for_run, project_root, scan
 from torchdevice_lint.cli import main
 
 
@@ -175,12 +176,23 @@ def test_a_file_being_linted_is_judged_by_its_text_not_its_copy_on_disk(tmp_path
     assert set(index.facts_of(path, edited).classes) == {"Other"}
 
 
+PACKAGE_IMPORTING_TORCH = {"models/__init__.py": "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n    pass\n"}
+#: pytorch-semantic-segmentation: ``models/__init__.py`` only star-imports its modules.
+PACKAGE_PASSING_TORCH_ON = {
+    "models/__init__.py": "from .fcn8s import *\nfrom .psp import *\n",
+    "models/psp.py": "from .layers import *\n",
+    "models/layers.py": "from .psp import *\n",  # a cycle ends the search
+    "models/fcn8s.py": "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n    pass\n",
+}
+
+
+@pytest.mark.parametrize("package", [PACKAGE_IMPORTING_TORCH, PACKAGE_PASSING_TORCH_ON])
 @pytest.mark.parametrize("star", ["from models import *", "from .models import *"])
-def test_torch_from_a_star_import_of_the_project_is_torch(tmp_path, star):
+def test_torch_from_a_star_import_of_the_project_is_torch(tmp_path, star, package):
     """A script that gets torch only through ``from models import *``: its ``torch.load`` is
     reported in check mode, so one --fix run finishes (a second run added map_location before)."""
     write(tmp_path, {
-        "models/__init__.py": "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n    pass\n",
+        **package,
         "train.py": f"import os\n\n{star}\n\nnet = Net().cuda()\nnet.load_state_dict(torch.load('x.pth'))\n",
     })
     index = ProjectIndex.build(str(path) for path in sorted(tmp_path.rglob("*.py")))
@@ -191,6 +203,40 @@ def test_torch_from_a_star_import_of_the_project_is_torch(tmp_path, star):
     fixed = linter.fix(source, project=index, path=path)
     assert "map_location='cpu'" in fixed.source and "import torch\n" in fixed.source
     assert linter.fix(fixed.source, project=index, path=path).applied == 0
+
+
+def test_a_subclass_places_with_self_device_where_its_imported_base_does(tmp_path):
+    """BasicSR (EDVR): ``VideoBaseModel(SRModel)`` writes ``device='cuda'`` and never names
+    ``self.device``; ``SRModel``, in another module, moves every batch there."""
+    write(tmp_path, {
+        "models/__init__.py": "",
+        "models/base.py": (
+            "import torch\n\n\nclass BaseModel:\n    def __init__(self, opt):\n"
+            "        self.device = torch.device('cuda' if opt['num_gpu'] != 0 else 'cpu')\n"
+        ),
+        "models/sr.py": (
+            "from .base import BaseModel\n\n\nclass SRModel(BaseModel):\n"
+            "    def feed_data(self, data):\n        self.lq = data['lq'].to(self.device)\n"
+        ),
+        "models/video.py": (
+            "import torch\nfrom .sr import SRModel\n\n\nclass VideoBaseModel(SRModel):\n"
+            "    def validation(self, n):\n        self.results = torch.zeros(n, dtype=torch.float32, device='cuda')\n"
+        ),
+        "models/plain.py": (
+            "import torch\nfrom .base import BaseModel\n\n\nclass Plain(BaseModel):\n"
+            "    def grow(self):\n        self.w = torch.ones(3).cuda()\n"
+        ),
+    })
+    index = ProjectIndex.build(str(path) for path in sorted(tmp_path.rglob("*.py")))
+    linter = Linter(Settings())
+    path = str(tmp_path / "models/video.py")
+    fixed = linter.fix((tmp_path / "models/video.py").read_text(), project=index, path=path)
+    assert "torch.zeros(n, dtype=torch.float32, device=self.device)\n" in fixed.source
+    assert "is_available" not in fixed.source
+    # a base that sets self.device but places nothing with it: the module line, as before
+    path = str(tmp_path / "models/plain.py")
+    fixed = linter.fix((tmp_path / "models/plain.py").read_text(), project=index, path=path)
+    assert "torch.cuda.is_available()" in fixed.source and ".to(device)" in fixed.source
 
 
 def test_a_subclass_reads_the_switch_its_imported_base_guards_moves_with(tmp_path):
@@ -618,7 +664,8 @@ def test_a_module_building_a_cuda_extension_on_import_makes_every_importer_cuda_
                 """,
         },
     )
-    assert scan((tmp_path / "op/upfirdn2d.py").read_text()).as_json()[-1] is True  # in the cache key
+    facts = scan((tmp_path / "op/upfirdn2d.py").read_text())
+    assert facts.as_json()[_position_of("compiles_cuda_on_import")] is True  # in the cache key
     assert view_of(tmp_path, "generate.py").needs_cuda
     assert view_of(tmp_path, "model.py").needs_cuda
     assert not view_of(tmp_path, "uses_plugins.py").needs_cuda
@@ -1111,7 +1158,7 @@ def test_scan_reads_what_refuses_tensors_off_cuda():
                 return self.cuda_path(x) if x.is_cuda else x
         """))
     assert facts.refuses_cpu == frozenset({"_Corr", "corr", "corr_function", "Corr", "shift"})
-    assert facts.as_json()[8] == ["Corr", "_Corr", "corr", "corr_function", "shift"]  # in the cache key
+    assert facts.as_json()[_position_of("refuses_cpu")] == ["Corr", "_Corr", "corr", "corr_function", "shift"]  # in the cache key
 
 
 def test_a_script_using_a_project_function_that_refuses_the_cpu_is_cuda_only(tmp_path):
@@ -1371,3 +1418,8 @@ def test_collectives_of_a_project_whose_process_groups_are_all_nccl_are_cuda_onl
     write(tmp_path, {"distributed/launch.py": launch.replace('"NCCL"', '"nccl" if torch.cuda.is_available() else "gloo"')})
     assert not view_of(tmp_path, "distributed/helpers.py").nccl_only
     assert moves() == [(8, True), (15, True)]
+
+
+def _position_of(fact: str) -> int:
+    """Where `FileFacts.as_json` (which lists the facts in their declared order) puts ``fact``."""
+    return [field.name for field in dataclasses.fields(FileFacts)].index(fact)

@@ -173,6 +173,9 @@ class FileFacts:
     #: ``torch.utils.cpp_extension.load(...)`` whose sources hold a ``.cu`` file (rosinality's
     #: stylegan2 ``op/upfirdn2d.py``): nvcc must be there, or the import fails.
     compiles_cuda_on_import: bool = False
+    #: The modules the file star-imports at module level (``.fcn8s``, ``models``): what they
+    #: import, it re-exports (`ProjectView.torch_names_of_star_import`).
+    star_imports: frozenset[str] = frozenset()
 
     def as_json(self) -> list:
         classes = {name: [list(bases), sorted(methods)] for name, (bases, methods) in sorted(self.classes.items())}
@@ -189,6 +192,7 @@ class FileFacts:
             sorted(self.refuses_cpu),
             sorted(self.process_group_backends),
             self.compiles_cuda_on_import,
+            sorted(self.star_imports),
         ]
 
 
@@ -252,6 +256,7 @@ def scan(text: str) -> FileFacts:
         _refuses_cpu(text, tops) if "is_cuda" in text or "device.type" in text else frozenset(),
         _process_group_backends(text) if "init_process_group" in text else frozenset(),
         "cpp_extension" in text and _compiles_cuda_on_import(text),
+        frozenset(module for key, module in top_level_imports.items() if key.startswith("*")),
     )
 
 
@@ -920,15 +925,24 @@ class ProjectView:
     def torch_names_of_star_import(self, module: str) -> dict[str, str]:
         """``from models import *`` (``module`` as written, ``..models`` for a relative one) of
         a project module that imports torch: the names of torch it brings (``torch``, ``nn``),
-        which a file leaning on the star import uses without importing torch itself."""
-        found = self._module_file(self.path, module)
-        if found is None or found[1]:
+        which a file leaning on the star import uses without importing torch itself. A package
+        whose ``__init__`` only star-imports its modules (``from .fcn8s import *``) passes on
+        what they import."""
+        return self._torch_names_through_stars(self.path, module, set())
+
+    def _torch_names_through_stars(self, path: str, module: str, seen: set[str]) -> dict[str, str]:
+        found = self._module_file(path, module)
+        if found is None or found[1] or found[0] in seen:
             return {}
-        return {
-            local: target
-            for local, target in self._facts(found[0]).imports.items()
-            if target == "torch" or target.startswith("torch.")
-        }
+        seen.add(found[0])
+        facts = self._facts(found[0])
+        names: dict[str, str] = {}
+        for starred in sorted(facts.star_imports):
+            names.update(self._torch_names_through_stars(found[0], starred, seen))
+        names.update(
+            (local, target) for local, target in facts.imports.items() if target == "torch" or target.startswith("torch.")
+        )
+        return names
 
     def _built_on_cuda(self, path: str) -> bool:
         """The file imports a CUDA-only library, or a compiled CUDA extension of the project
