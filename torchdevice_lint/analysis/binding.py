@@ -206,12 +206,12 @@ class DeviceBinder:
                     and device_attribute.place is not Place.CPU
                 ):
                     return DeviceChoice("self.device")
-                if self._has_device_property(owner.node) or _moves_with_self_device(owner.node):
+                if self._has_device_property(owner.node) or self._places_with_self_device(owner.node):
                     return DeviceChoice("self.device")
                 helper = self._device_helper(innermost)
                 if helper is not None:
                     return DeviceChoice(helper)
-            elif _moves_with_self_device(owner.node) and self._base_set_up_before(owner.node, innermost.node, site):
+            elif self._places_with_self_device(owner.node) and self._base_set_up_before(owner.node, innermost.node, site):
                 return DeviceChoice("self.device")
         module_scope = self.flow.scopes[self.flow.module]
         name = _bound_device_name(module_scope, site if not scopes else None)
@@ -665,28 +665,41 @@ class DeviceBinder:
         classes of ``node`` that the project defines, in this file or another, nearest first:
         a subclass whose own code never names the switch still runs under it."""
         found: list[SwitchGuard] = []
+        for local, home, name in self._project_bases(node):
+            guards = self._guards_in(local) if local is not None else _guards_of_class_in(home, name, _modified(home))
+            found.extend(guard for guard in guards if guard.switch.startswith("self."))
+        return found
+
+    def _places_with_self_device(self, node: cst.ClassDef) -> bool:
+        """The class, or a base class the project defines, places tensors with ``self.device``:
+        BasicSR's ``VideoBaseModel(SRModel)`` never names it, ``SRModel`` moves every batch there."""
+        return _moves_with_self_device(node) or any(
+            _moves_with_self_device(local) if local is not None else _class_moves_with_self_device(home, name, _modified(home))
+            for local, home, name in self._project_bases(node)
+        )
+
+    def _project_bases(self, node: cst.ClassDef) -> Iterator[tuple[Optional[cst.ClassDef], str, str]]:
+        """The base classes of ``node`` that the project defines, nearest first, each once: its
+        node where this file defines it, else the file defining it and its name there."""
         seen: set[tuple[str, str]] = set()
         pending: list[tuple[Optional[str], str]] = [(None, dotted) for dotted in _base_names(node)]
         while pending and len(seen) < _MAX_BASES:
             path, base = pending.pop(0)
             local = self.flow.classes.get(base) if path is None else None
-            guards: Sequence[SwitchGuard]
             bases: Sequence[str]
-            home: Optional[str]
             if local is not None:
-                key, guards, bases, home = ("", base), self._guards_in(local.node), _base_names(local.node), None
+                key, home, bases = ("", base), None, _base_names(local.node)
             else:
                 located = self.flow.project.class_home(base, path) if self.flow.project is not None else None
                 if located is None:
                     continue
                 home, name, bases = located
-                key, guards = (home, name), _guards_of_class_in(home, name, _modified(home))
+                key = (home, name)
             if key in seen:
                 continue
             seen.add(key)
-            found.extend(guard for guard in guards if guard.switch.startswith("self."))
+            yield (local.node if local is not None else None), key[0], key[1]
             pending.extend((home, dotted) for dotted in bases)
-        return found
 
     def _block_switch(self, node: cst.CSTNode) -> Optional[str]:
         """The test of a switch that module-level code of a block (``if __name__ == "__main__":``)
@@ -1220,8 +1233,9 @@ def _leading_position(body: list[cst.BaseStatement]) -> int:
 
 def _moves_its_own_values(function: cst.FunctionDef, parameters: AbstractSet[str], imports: ImportTable) -> bool:
     """The function moves a value of its own to a device (``x.cuda()``, ``batch.to(device)``,
-    ``images.float().to("cuda")``, ``x.data.cuda()``): not made by torch (``torch.zeros(n).cuda()``)
-    nor the object's own (``self.mask.cuda()``), nor moved to a parameter's device (``x.to(y.device)``)."""
+    ``images.float().to("cuda")``, ``x.data.cuda()``, ``Variable(x).cuda()``): not made by torch
+    (``torch.zeros(n).cuda()``) nor the object's own (``self.mask.cuda()``), nor moved to a
+    parameter's device (``x.to(y.device)``)."""
     for node in walk(function.body):
         if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
             continue
@@ -1249,6 +1263,8 @@ def _moves_its_own_values(function: cst.FunctionDef, parameters: AbstractSet[str
                 receiver = receiver.value  # ``x.data.cuda()``, ``batch.image.cuda()``
             elif isinstance(receiver.func, cst.Attribute) and imports.qualified_name(receiver.func) is None:
                 receiver = receiver.func.value  # a method of the value: ``x.float().cuda()``
+            elif imports.qualified_name(receiver.func) in torch_api.VARIABLE_CLASSES and receiver.args:
+                receiver = receiver.args[0].value  # ``Variable(x)`` is ``x`` itself
             else:
                 break  # made by a library or a function: ``torch.from_numpy(a).cuda()``
         if isinstance(receiver, cst.Name) and receiver.value not in ("self", "cls") and imports.qualified_name(receiver) is None:
@@ -1376,20 +1392,40 @@ def _modified(path: str) -> float:
 def _guards_of_class_in(path: str, name: str, modified: float) -> tuple[SwitchGuard, ...]:
     """The switch guards in the top-level class ``name`` of the project file at ``path`` (as
     last ``modified``)."""
+    parsed = _parsed_module(path, modified)
+    if parsed is None:
+        return ()
+    module, imports = parsed
+    for statement in module.body:
+        if isinstance(statement, cst.ClassDef) and statement.name.value == name:
+            return tuple(switch_guards(statement.body, module, imports))
+    return ()
+
+
+@functools.lru_cache(maxsize=64)
+def _class_moves_with_self_device(path: str, name: str, modified: float) -> bool:
+    """`_moves_with_self_device` of the top-level class ``name`` of the project file at ``path``."""
+    parsed = _parsed_module(path, modified)
+    return parsed is not None and any(
+        isinstance(statement, cst.ClassDef) and statement.name.value == name and _moves_with_self_device(statement)
+        for statement in parsed[0].body
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed_module(path: str, modified: float) -> Optional[tuple[cst.Module, ImportTable]]:
+    """Another file of the project (as last ``modified``) and its module-level imports."""
     try:
         with open(path, encoding="utf-8") as handle:
             module = cst.parse_module(handle.read())
     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
-        return ()
+        return None
     imports = ImportTable()
     for statement in module.body:
         for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
             if isinstance(small, (cst.Import, cst.ImportFrom)):
                 imports.add(small)
-    for statement in module.body:
-        if isinstance(statement, cst.ClassDef) and statement.name.value == name:
-            return tuple(switch_guards(statement.body, module, imports))
-    return ()
+    return module, imports
 
 
 def _calls_base_init(statement: cst.CSTNode) -> bool:

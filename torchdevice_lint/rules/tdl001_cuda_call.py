@@ -368,6 +368,15 @@ class CudaCall(Rule):
             "    return torch.mean(x) * out * m\n",
             count=2,
         ),
+        Invalid(  # Variable(x) is x: a batch unpacked from the argument is host data (capsule-networks)
+            "import torch\nfrom torch.autograd import Variable\n\n\ndef processor(sample):\n"
+            "    data, labels, training = sample\n    data = augment(data.unsqueeze(1).float())\n"
+            "    return Variable(data).cuda(), labels\n",
+            "import torch\nfrom torch.autograd import Variable\n\n"
+            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\ndef processor(sample):\n'
+            "    data, labels, training = sample\n    data = augment(data.unsqueeze(1).float())\n"
+            "    return Variable(data).to(device), labels\n",
+        ),
         Invalid(  # torch.cat takes a list: no tensor parameter shown
             "import torch\n\n\ndef merge(parts, n):\n    m = torch.ones(n).cuda()\n    return torch.cat(parts), m\n",
             'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\n'
