@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+from pathlib import Path
 
 import libcst as cst
 import pytest
@@ -172,24 +173,41 @@ def test_every_rule_documents_itself_in_one_place():
         ("from torch.utils.data import DataLoader\n\nx = y.cuda()\n", -1),
         ("import os\n\n# third party\nimport numpy as np\nfrom torch import nn\n\nx = y.cuda()\n", -1),
         ("import os\n\nimport numpy as np\nimport yaml\nfrom numpy import ndarray\nfrom torch import nn\n\n\nx = y.cuda()\n", 2),
+        # ... or the block of torch's family (EDVR's scripts import torchvision, never torch)
+        ("import glob\nimport os.path as osp\n\nimport numpy as np\nfrom torchvision import transforms\n\nx = y.cuda()\n", -1),
+        ("import os\n\nimport torchvision\nimport yaml\n\nx = y.cuda()\n", -1),
+        # ... or else the block of the third-party packages PyTorch code imports most
+        ("import os\n\nimport cv2\nimport numpy as np\nimport yaml\n\n\ndef f(y):\n    return y.cuda()\n", -1),
     ],
 )
 def test_the_device_line_keeps_the_files_own_isort_check_clean(source, lines_after_imports, tmp_path):
     """Ruff's isort check (I001) stays clean on the fixed file: the device line gets the blank
     lines the file already puts after its imports (a repository's ``lines-after-imports = 2``
     shows as two blank lines before its first code)."""
-
-    def isort_clean(text: str) -> bool:
-        path = tmp_path / "module.py"
-        path.write_text(text)
-        command = [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "I001", "-q", str(path)]
-        command += ["--config", f"lint.isort.lines-after-imports={lines_after_imports}"]
-        return subprocess.run(command, capture_output=True).returncode == 0
-
-    assert isort_clean(source)
+    settings = [f"lint.isort.lines-after-imports={lines_after_imports}"]
+    assert _isort_clean(source, tmp_path, settings)
     fixed = fix_source(source)
     assert "device = torch.device(" in fixed
-    assert isort_clean(fixed), fixed
+    assert _isort_clean(fixed, tmp_path, settings), fixed
+
+
+def test_import_torch_joins_a_block_sorted_by_module_whatever_the_kind(tmp_path):
+    """isort's ``force_sort_within_sections``: ``from`` lines sorted among the plain ones."""
+    settings = ["lint.isort.force-sort-within-sections=true"]
+    source = "import numpy as np\nfrom scipy import io\nfrom torchvision import models\nimport yaml\n\nx = y.cuda()\n"
+    assert _isort_clean(source, tmp_path, settings)
+    fixed = fix_source(source)
+    assert fixed.startswith("import numpy as np\nfrom scipy import io\nimport torch\nfrom torchvision import models\n")
+    assert _isort_clean(fixed, tmp_path, settings), fixed
+
+
+def _isort_clean(text: str, folder: Path, settings: list[str]) -> bool:
+    path = folder / "module.py"
+    path.write_text(text)
+    command = [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "I001", "-q", str(path)]
+    for setting in settings:
+        command += ["--config", setting]
+    return subprocess.run(command, capture_output=True).returncode == 0
 
 
 def test_device_literals_assigned_to_names_cost_one_read_of_their_scope(monkeypatch):

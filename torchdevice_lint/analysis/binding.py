@@ -1165,12 +1165,17 @@ _GPU_CHOICE = "CUDA_VISIBLE_DEVICES"
 
 
 def _torch_import_position(body: Sequence[cst.BaseStatement]) -> Optional[tuple[int, bool]]:
-    """Where ``import torch`` goes in a file that imports only from torch's submodules
-    (``from torch import nn``), in the order isort gives a section: the block of consecutive
-    import lines that holds the first such import, its plain imports sorted by module and
-    ahead of its ``from`` imports, and whether that is the block's first line. None where
-    there is no such block or it is not in that order (the caller then starts a block of its own)."""
-    first = next((i for i, statement in enumerate(body) if _imports_from_torch(statement)), None)
+    """Where ``import torch`` goes in a file that does not import torch itself, in the order
+    isort gives a section: the block of consecutive import lines holding the file's first import
+    of torch's submodules (``from torch import nn``) or of its family (``torchvision``: EDVR's
+    scripts), else of a package PyTorch code imports most (`_THIRD_PARTY_NEIGHBOURS`): the
+    third-party section torch belongs in. In that block, plain imports sorted by module ahead of
+    ``from`` imports (isort's default), or all of them sorted by module (its
+    ``force_sort_within_sections``); and whether that is the block's first line. None where there
+    is no such block or it is in neither order (the caller then starts a block of its own)."""
+    first = next((i for i, statement in enumerate(body) if _imports_package(statement, _is_torch_family)), None)
+    if first is None:
+        first = next((i for i, statement in enumerate(body) if _imports_package(statement, _is_neighbour)), None)
     if first is None:
         return None
     start = first
@@ -1179,27 +1184,51 @@ def _torch_import_position(body: Sequence[cst.BaseStatement]) -> Optional[tuple[
     end = first + 1
     while end < len(body) and _is_import_line(body[end]) and not _starts_block(body, end):
         end += 1
-    kinds = [isinstance(statement.body[0], cst.ImportFrom) for statement in body[start:end]]  # type: ignore[attr-defined]
-    if kinds != sorted(kinds):
-        return None  # a ``from`` line before a plain import: not isort's order
-    for index in range(start, end):
-        small = body[index].body[0]  # type: ignore[attr-defined]
-        if isinstance(small, cst.ImportFrom) or _sort_key(small) > "torch":
-            return index, index == start
-    return end, False
+    block = [statement.body[0] for statement in body[start:end]]  # type: ignore[attr-defined]
+    kinds = [isinstance(small, cst.ImportFrom) for small in block]
+    modules = [_sort_key(small) for small in block]
+    if kinds == sorted(kinds):
+        for index, small in enumerate(block, start):
+            if isinstance(small, cst.ImportFrom) or _sort_key(small) > "torch":
+                return index, index == start
+        return end, False
+    if modules == sorted(modules):
+        index = next((index for index, module in enumerate(modules, start) if module >= "torch"), end)
+        return index, index == start
+    return None  # neither of isort's orders
 
 
-def _imports_from_torch(statement: cst.BaseStatement) -> bool:
+#: Third-party packages whose import block ``import torch`` joins in a file importing nothing of
+#: torch's family (the packages PyTorch projects import most).
+_THIRD_PARTY_NEIGHBOURS = frozenset({"numpy", "scipy", "cv2", "PIL", "tqdm", "matplotlib", "yaml", "pandas", "sklearn"})
+
+
+def _is_torch_family(package: str) -> bool:
+    return package.startswith("torch")
+
+
+def _is_neighbour(package: str) -> bool:
+    return package in _THIRD_PARTY_NEIGHBOURS
+
+
+def _imports_package(statement: cst.BaseStatement, accepts: Callable[[str], bool]) -> bool:
+    """``statement`` is an import line of a package ``accepts`` (an absolute import)."""
     if not _is_import_line(statement):
         return False
     for small in statement.body:  # type: ignore[attr-defined]
+        if isinstance(small, cst.ImportFrom) and small.relative:
+            continue
         names = [small.module] if isinstance(small, cst.ImportFrom) else [alias.name for alias in small.names]
-        if any((dotted_name(name) or "").split(".")[0] == "torch" for name in names if name is not None):
+        if any(accepts((dotted_name(name) or "").split(".")[0]) for name in names if name is not None):
             return True
     return False
 
 
-def _sort_key(statement: cst.Import) -> str:
+def _sort_key(statement: cst.Import | cst.ImportFrom) -> str:
+    """The module isort sorts an import line by."""
+    if isinstance(statement, cst.ImportFrom):
+        module = dotted_name(statement.module) if statement.module is not None else None
+        return ("." * len(statement.relative) + (module or "")).lower()
     return (dotted_name(statement.names[0].name) or "").lower()
 
 
