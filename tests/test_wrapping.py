@@ -189,6 +189,23 @@ def test_a_line_already_too_long_is_not_rewrapped():
     assert result == source.replace("torch.Tensor(", "torch.tensor(")
 
 
+def test_lines_a_fix_joins_into_one_too_long_are_laid_out():
+    """pytracking: a constructor moved at once over two lines, the first already past 88, became
+    one line of 170 columns when the move went into ``device=``; it is laid out instead."""
+    source = (
+        "import torch\n\n\ndef f(self, step_length):\n    if self.refine:\n"
+        "        init_step_length = torch.Tensor([step_length[0], step_length[0], step_length[1], step_length[1]]).to(\n"
+        "            self.params.device).view(1, 1, 4)\n    return init_step_length\n"
+    )
+    assert fix_source(source) == (
+        "import torch\n\n\ndef f(self, step_length):\n    if self.refine:\n"
+        "        init_step_length = torch.tensor(\n"
+        "            [step_length[0], step_length[0], step_length[1], step_length[1]],\n"
+        "            dtype=torch.get_default_dtype(),\n            device=self.params.device,\n"
+        "        ).view(1, 1, 4)\n    return init_step_length\n"
+    )
+
+
 def test_untouched_lines_keep_their_bytes_and_layout():
     """Only the lengthened line changes; a long line elsewhere and odd spacing stay as written."""
     source = (

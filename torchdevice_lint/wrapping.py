@@ -280,11 +280,16 @@ def _lengthened_lines(before: Sequence[str], after: Sequence[str], limit: int) -
 
 def _pushed_past(before: Sequence[str], after: Sequence[str], limit: int) -> list[tuple[int, int, list[int]]]:
     """(start, end) of each run of ``before`` lines a fix replaced, all of which fitted within
-    ``limit``, with the indices of the lines of ``after`` replacing them that do not."""
+    ``limit`` or which it joined into fewer lines, with the indices of the lines of ``after``
+    replacing them that do not fit: pytracking's ``torch.Tensor([...]).to(\n    self.params.device)``,
+    its first line already long, became one line of 170 columns when the move went into ``device=``."""
     found: list[tuple[int, int, list[int]]] = []
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     for tag, old_start, old_end, new_start, new_end in matcher.get_opcodes():
-        if tag == "equal" or any(width(line.rstrip("\r\n")) > limit for line in before[old_start:old_end]):
+        if tag == "equal":
+            continue
+        joined = new_end - new_start < old_end - old_start
+        if not joined and any(width(line.rstrip("\r\n")) > limit for line in before[old_start:old_end]):
             continue
         indices = [index for index in range(new_start, new_end) if width(after[index].rstrip("\r\n")) > limit]
         if indices:
