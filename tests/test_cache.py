@@ -99,11 +99,12 @@ def test_corrupt_entries_of_every_shape_read_as_misses(tmp_path):
     data = BUGGY.encode()
     key = store.key(data)
     finding = {"code": "TDL001", "message": "m", "line": 1, "column": 0, "end_line": 1, "end_column": 3,
-               "fix_safety": "safe", "cell": None}
+               "fix_safety": "safe", "cell": None, "fix_withheld": ""}
     shapes = [
         {"key": key, "findings": [dict(finding, line="1")]},
         {"key": key, "findings": [dict(finding, fix_safety="maybe")]},
         {"key": key, "findings": [dict(finding, extra=1)]},
+        {"key": key, "findings": [dict(finding, fix_withheld=None)]},
         {"key": key, "findings": [[1, 2]]},
         {"key": key, "findings": None},
         {"key": key, "error": 3},

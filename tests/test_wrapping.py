@@ -342,6 +342,19 @@ def test_a_line_that_cannot_be_laid_out_within_the_limit_keeps_its_finding_unfix
     assert [(finding.line, finding.fix_safety) for finding in remaining] == [(7, None)]  # not offered again
 
 
+def test_fix_says_why_it_left_a_fix_check_mode_offered(tmp_path, capsys):
+    """EDVR (flake8 max-line-length 79): ``lpips.LPIPS(net='vgg').cuda()  # RGB, ...`` is offered
+    in check mode, but its fixed line does not fit; --fix says so rather than "no automatic fix"."""
+    (tmp_path / "setup.cfg").write_text("[flake8]\nmax-line-length = 110\n")
+    path = tmp_path / "header.py"
+    path.write_text(FOR_HEADER)
+    assert main(["--no-cache", str(path)]) == 1
+    assert "fix available: run with --fix" in capsys.readouterr().out
+    assert main(["--fix", "--no-cache", str(path)]) == 1
+    assert "fix not applied: the fixed line would not fit in 110 columns (the project's line length)" in capsys.readouterr().out
+    assert path.read_text() == FOR_HEADER
+
+
 
 @pytest.mark.parametrize(
     ("files", "expected"),

@@ -176,7 +176,7 @@ def _decode(raw: bytes, key: str) -> Optional[Outcome]:
         for fields in entry["findings"]:
             if not isinstance(fields, dict) or set(fields) != _FINDING_FIELDS:
                 return None
-            if not (isinstance(fields["code"], str) and isinstance(fields["message"], str)):
+            if not all(isinstance(fields[name], str) for name in ("code", "message", "fix_withheld")):
                 return None
             if not all(type(fields[name]) is int for name in ("line", "column", "end_line", "end_column")):
                 return None

@@ -93,7 +93,9 @@ class Linter:
 
             result, too_long = self._fix(source, unsafe, project, path, keeps)
         if excluded:
-            result.remaining = _without_fix(result.remaining, excluded, source, result.source)
+            limit = self.settings.line_length
+            reason = f"the fixed line would not fit in {limit} columns (the project's line length)"
+            result.remaining = _without_fix(result.remaining, excluded, source, result.source, reason)
         return result
 
     def _fix(
@@ -289,11 +291,11 @@ def _brings_cpu_fallback(fix: Fix, module: cst.Module) -> bool:
 
 
 def _without_fix(
-    remaining: list[Finding], excluded: Sequence[tuple[int, int]], before: Source, after: Source
+    remaining: list[Finding], excluded: Sequence[tuple[int, int]], before: Source, after: Source, reason: str
 ) -> list[Finding]:
     """``remaining`` with the findings on the ``excluded`` rows of ``before`` (whose fixes were
-    left: their lines could not be laid out within the line length) marked as having none, so
-    that what ``--fix`` prints does not offer them again."""
+    left: their lines could not be laid out within the line length) marked as having none, and
+    why, so that what ``--fix`` prints neither offers them again nor contradicts check mode."""
     old_lines, new_lines = (
         (text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text).splitlines() for text in (before, after)
     )
@@ -305,7 +307,10 @@ def _without_fix(
             for offset in range(size)
             if any(first <= old_start + offset + 1 <= last for first, last in excluded)
         )
-    return [replace(finding, fix_safety=None) if finding.line in rows else finding for finding in remaining]
+    return [
+        replace(finding, fix_safety=None, fix_withheld=reason) if finding.line in rows and finding.fixable else finding
+        for finding in remaining
+    ]
 
 
 def _text_of(source: Source, module: cst.Module) -> str:

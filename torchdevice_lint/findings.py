@@ -57,6 +57,9 @@ class Finding:
     fix_safety: Optional[Safety] = None
     #: In a notebook, the 1-based cell (``line`` then counts from the cell's first line).
     cell: Optional[int] = None
+    #: Why ``--fix`` left the rule's fix undone in this run (``fix_safety`` is then None), for
+    #: the user who saw it offered in check mode; empty otherwise.
+    fix_withheld: str = ""
 
     @property
     def fixable(self) -> bool:

@@ -57,6 +57,8 @@ def fix_note(finding: Finding) -> str:
         return "fix available: run with --fix"
     if finding.fix_safety is Safety.UNSAFE:
         return "unsafe fix available: run with --fix --unsafe-fixes (review the change)"
+    if finding.fix_withheld:
+        return f"fix not applied: {finding.fix_withheld}"
     return "no automatic fix"
 
 
