@@ -320,3 +320,20 @@ def test_a_main_that_ends_without_a_gpu_makes_the_script_cuda_only(guard, ends_w
     )
     (finding,) = [f for f in lint_source(source) if f.code == "TDL001"]
     assert finding.fixable is not ends_without_a_gpu
+
+
+def test_names_made_on_a_device_of_their_own_are_not_the_callers_tensors():
+    """What a function computes from its tensor arguments lives on the caller's device, except
+    what goes through ``.cpu()`` (pytracking's ``ltrb = bbox_preds[0].cpu() * scale``) or a legacy
+    constructor (``filler = torch.FloatTensor(filler)``, after which the name is rebound)."""
+    source = (
+        "import torch\n\n\ndef f(bbox_preds, filler, scale):\n    ltrb = bbox_preds.permute(0, 2, 1)[0].cpu() * scale\n"
+        "    kept = bbox_preds.permute(0, 2, 1)[0] * scale\n    filler = torch.FloatTensor(filler)\n"
+        "    return ltrb, kept, filler.unsqueeze(0)\n"
+    )
+    analysis = FileAnalysis(cst.parse_module(source))
+    function = analysis.flow.functions["f"]
+    derived = analysis.argument_derived_names(function)
+    assert derived.get("kept") == "bbox_preds"
+    assert "ltrb" not in derived and "filler" not in derived
+    assert "filler" in analysis.rebound_parameters(function)

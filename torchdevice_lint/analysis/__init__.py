@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence
 
 import libcst as cst
 
+from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.binding import DeviceBinder, DeviceChoice, bound_before
 from torchdevice_lint.analysis.contract import asserts_cpu_tensor, is_data_loading, only_test_code_uses, runs_on_cpu
 from torchdevice_lint.analysis.evidence import is_type_test
@@ -487,6 +488,12 @@ class FileAnalysis:
             if not isinstance(node, cst.Call):
                 continue
             qualified = self.qualified_name(node.func)
+            if qualified in _MADE_ON_A_DEVICE_OF_THEIR_OWN or (
+                qualified is None and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cpu"
+            ):
+                # ``filler = torch.FloatTensor(filler)``, ``ltrb = bbox_preds[0].cpu() * scale``: not
+                # where the caller's tensors are
+                return False
             if qualified is not None and qualified.startswith("torch."):
                 continue
             if isinstance(node.func, cst.Name) and node.func.value in _NUMBER_BUILTINS and qualified is None:
@@ -532,6 +539,10 @@ def _root_name(node: cst.BaseExpression) -> Optional[str]:
 
 #: Builtins that give numbers or sequences of numbers, never a tensor from elsewhere.
 _NUMBER_BUILTINS = frozenset({"range", "len", "int", "float", "slice"})
+#: Torch calls whose result lives on a device of its own whatever they are given: the legacy
+#: constructors (the CPU, or for ``torch.cuda.*`` the current GPU; the flow leaves their place
+#: to TDL006). A name bound from one of them is not computed from the caller's tensors.
+_MADE_ON_A_DEVICE_OF_THEIR_OWN = frozenset(torch_api.LEGACY_TENSOR_TYPES)
 
 
 def _arguments_given(

@@ -78,6 +78,15 @@ class FactoryWithoutDevice(Rule):
     needles = ("torch",)
 
     valid = (
+        # a parameter rebound to a legacy constructor of itself (or torch.from_numpy of it) is a CPU
+        # tensor from there on (a-PyTorch-Tutorial-to-Object-Detection's expand(image, boxes, filler))
+        "import torch\n\n\ndef expand(image, filler):\n    filler = torch.FloatTensor(filler)\n"
+        "    canvas = torch.ones((3, image.size(1), image.size(2))) * filler.unsqueeze(1).unsqueeze(1)\n    return canvas\n",
+        "import torch\n\n\ndef expand(image, filler):\n    filler = torch.from_numpy(filler)\n"
+        "    canvas = torch.ones((3, image.size(1), image.size(2))) * filler.unsqueeze(1).unsqueeze(1)\n    return canvas\n",
+        # computed from an argument through .cpu(): on the CPU whatever the caller's device (pytracking's ToMP)
+        "import torch\n\n\ndef regress(bbox_preds, scale, n):\n    xs = torch.arange(0, n, step=16, dtype=torch.float32)\n"
+        "    ltrb = bbox_preds.permute(0, 2, 1)[0].cpu() * scale\n    return xs - ltrb[:, 0]\n",
         # the CPU half of an availability test: the code chose the CPU there (pytorch-retinanet's focal loss)
         "import torch\nfrom torch import nn\n\n\nclass FocalLoss(nn.Module):\n    def forward(self, classifications, alpha):\n"
         "        classification = classifications[0, :, :]\n        if torch.cuda.is_available():\n"
