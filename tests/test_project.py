@@ -227,16 +227,21 @@ def test_a_subclass_places_with_self_device_where_its_imported_base_does(tmp_pat
             "    def grow(self):\n        self.w = torch.ones(3).cuda()\n"
         ),
     })
-    index = ProjectIndex.build(str(path) for path in sorted(tmp_path.rglob("*.py")))
-    linter = Linter(Settings())
-    path = str(tmp_path / "models/video.py")
-    fixed = linter.fix((tmp_path / "models/video.py").read_text(), project=index, path=path)
-    assert "torch.zeros(n, dtype=torch.float32, device=self.device)\n" in fixed.source
-    assert "is_available" not in fixed.source
+    fixed = fixed_in_project(tmp_path, "models/video.py")
+    assert "torch.zeros(n, dtype=torch.float32, device=self.device)\n" in fixed
+    assert "is_available" not in fixed
     # a base that sets self.device but places nothing with it: the module line, as before
-    path = str(tmp_path / "models/plain.py")
-    fixed = linter.fix((tmp_path / "models/plain.py").read_text(), project=index, path=path)
-    assert "torch.cuda.is_available()" in fixed.source and ".to(device)" in fixed.source
+    fixed = fixed_in_project(tmp_path, "models/plain.py")
+    assert "torch.cuda.is_available()" in fixed and ".to(device)" in fixed
+
+
+def fixed_in_project(root: Path, name: str) -> str:
+    """The file ``name`` of the project at ``root`` as one --fix run leaves it (a second changes nothing)."""
+    index = ProjectIndex.build(str(path) for path in sorted(root.rglob("*.py")))
+    linter, path = Linter(Settings()), str(root / name)
+    fixed = linter.fix((root / name).read_text(), project=index, path=path).source
+    assert linter.fix(fixed, project=index, path=path).applied == 0
+    return fixed
 
 
 def test_a_subclass_reads_the_switch_its_imported_base_guards_moves_with(tmp_path):
@@ -260,17 +265,12 @@ def test_a_subclass_reads_the_switch_its_imported_base_guards_moves_with(tmp_pat
             "    def grow(self):\n        self.w = torch.ones(3).cuda()\n"
         ),
     })
-    index = ProjectIndex.build(str(path) for path in sorted(tmp_path.rglob("*.py")))
-    linter = Linter(Settings())
-    path = str(tmp_path / "models/aggregated.py")
-    fixed = linter.fix((tmp_path / "models/aggregated.py").read_text(), project=index, path=path)
-    assert 'self.w = torch.tensor(w).to(torch.device("cuda" if self.use_cuda else "cpu"))\n' in fixed.source
-    assert "is_available" not in fixed.source
-    assert linter.fix(fixed.source, project=index, path=path).applied == 0
+    fixed = fixed_in_project(tmp_path, "models/aggregated.py")
+    assert 'self.w = torch.tensor(w).to(torch.device("cuda" if self.use_cuda else "cpu"))\n' in fixed
+    assert "is_available" not in fixed
     # a base that sets the switch but guards nothing with it: the module line, as before
-    path = str(tmp_path / "models/other.py")
-    fixed = linter.fix((tmp_path / "models/other.py").read_text(), project=index, path=path)
-    assert "torch.cuda.is_available()" in fixed.source and ".to(device)" in fixed.source
+    fixed = fixed_in_project(tmp_path, "models/other.py")
+    assert "torch.cuda.is_available()" in fixed and ".to(device)" in fixed
 
 
 def test_a_name_bound_in_branches_to_a_class_with_its_own_cuda_keeps_cuda(tmp_path):
