@@ -524,3 +524,17 @@ def test_a_function_dividing_by_the_number_of_gpus_keeps_its_moves(binding, kept
     assert fixed.count(".cuda()") == kept
     assert "    return nn.Linear(4, 4).to(device)(inp.to(device))\n" in fixed
     assert len([f for f in lint_source(source) if f.code == "TDL001"]) == 5
+
+
+def test_a_cuda_call_taken_only_with_cuda_is_not_said_to_fail_without_a_gpu():
+    """a2c-ppo-acktr-gail's ``if x.is_cuda: zeros = zeros.cuda()`` runs fine on a laptop: its
+    finding says what is wrong there (a CPU path kept apart), not that it fails."""
+    source = (
+        "import torch\n\n\ndef noise(values, model):\n    model.cuda()\n    value_noise = torch.randn(values.size())\n"
+        "    if values.is_cuda:\n        value_noise = value_noise.cuda()\n    return values + value_noise\n"
+    )
+    messages = [(finding.line, finding.message, finding.fixable) for finding in lint_source(source, Settings(select=("TDL001",)))]
+    assert messages == [
+        (5, "`.cuda()` hardcodes CUDA and fails without a GPU; use `.to(device)`", True),
+        (8, "`.cuda()` on a path taken only with CUDA keeps a separate CPU path; use one `.to(device)` for both", False),
+    ]

@@ -127,7 +127,8 @@ class CudaCall(Rule):
     no `to()` is reported without a fix, and so is a call under a device check
     (`if torch.cuda.is_available():`, `if args.cuda:`, a conditional expression) or in a
     function or class named for CUDA or the GPU (`ToGPU`): that code only runs with CUDA,
-    where `.to(device)` would change nothing; make it portable by hand (one `device`, no
+    where `.to(device)` would change nothing, and does not fail without a GPU (its message says it
+    keeps a separate CPU path instead); make it portable by hand (one `device`, no
     branch). Unsafe when
     the call names a device index (`.cuda(1)`, `.cuda(args.gpu)`): the fix drops it, which
     changes the GPU used on a multi-GPU machine.
@@ -136,6 +137,9 @@ class CudaCall(Rule):
     code = "TDL001"
     name = "cuda-call"
     message = "`.cuda()` hardcodes CUDA and fails without a GPU; use `.to(device)`"
+    #: Under a device check or in code named for the GPU the call does not fail: it keeps a CPU
+    #: path apart that machines without a GPU run and the GPU ones never test.
+    guarded_message = "`.cuda()` on a path taken only with CUDA keeps a separate CPU path; use one `.to(device)` for both"
     needles = (".cuda(",)
 
     valid = (
@@ -1007,7 +1011,8 @@ class CudaCall(Rule):
             or self.analysis.beside_cuda_only_code(ancestors)
             or in_gpu_labelled_section(ancestors)
         ):
-            self.report(node)  # taken only with CUDA (a guard, a `ToGPU` class): `.to(device)` changes nothing
+            # taken only with CUDA (a guard, a `ToGPU` class): `.to(device)` changes nothing
+            self.report(node, self.guarded_message)
             return
         if any(owner.cuda_without_to for owner in self.analysis.classes_of(func.value)):
             # the class (one the name may hold) moves its tensors by hand: `.to()` does not do that
