@@ -19,7 +19,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from torchdevice_lint.verify import cli, forkserver, runner  # noqa: E402
+from torchdevice_lint.verify import cli, runner  # noqa: E402
+from torchdevice_lint.verify._child import kill_child  # noqa: E402
 from torchdevice_lint.verify.forkserver import ForkServer  # noqa: E402
 from torchdevice_lint.verify.report import format_table  # noqa: E402
 from torchdevice_lint.verify.runner import Case, check_codemod, run_program  # noqa: E402
@@ -174,7 +175,7 @@ def test_a_child_killed_before_it_made_its_process_group_dies_all_the_same():
     # A child killed right after the fork has not called setsid yet: its pid names no group.
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     try:
-        forkserver._kill_child(child.pid)
+        kill_child(child.pid)
         assert child.wait(timeout=10) == -signal.SIGKILL
     finally:
         child.kill()

@@ -488,11 +488,12 @@ class FileAnalysis:
             if not isinstance(node, cst.Call):
                 continue
             qualified = self.qualified_name(node.func)
-            if qualified in _MADE_ON_A_DEVICE_OF_THEIR_OWN or (
+            if qualified in torch_api.LEGACY_TENSOR_TYPES or (
                 qualified is None and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cpu"
             ):
-                # ``filler = torch.FloatTensor(filler)``, ``ltrb = bbox_preds[0].cpu() * scale``: not
-                # where the caller's tensors are
+                # ``filler = torch.FloatTensor(filler)`` (a legacy constructor places on the CPU, or
+                # for ``torch.cuda.*`` the current GPU, whatever it is given; the flow leaves that
+                # to TDL006), ``ltrb = bbox_preds[0].cpu() * scale``: not where the caller's tensors are
                 return False
             if qualified is not None and qualified.startswith("torch."):
                 continue
@@ -539,10 +540,6 @@ def _root_name(node: cst.BaseExpression) -> Optional[str]:
 
 #: Builtins that give numbers or sequences of numbers, never a tensor from elsewhere.
 _NUMBER_BUILTINS = frozenset({"range", "len", "int", "float", "slice"})
-#: Torch calls whose result lives on a device of its own whatever they are given: the legacy
-#: constructors (the CPU, or for ``torch.cuda.*`` the current GPU; the flow leaves their place
-#: to TDL006). A name bound from one of them is not computed from the caller's tensors.
-_MADE_ON_A_DEVICE_OF_THEIR_OWN = frozenset(torch_api.LEGACY_TENSOR_TYPES)
 
 
 def _arguments_given(

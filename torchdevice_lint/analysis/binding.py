@@ -1188,8 +1188,8 @@ def _torch_import_position(body: Sequence[cst.BaseStatement]) -> Optional[tuple[
     kinds = [isinstance(small, cst.ImportFrom) for small in block]
     modules = [_sort_key(small) for small in block]
     if kinds == sorted(kinds):
-        for index, small in enumerate(block, start):
-            if isinstance(small, cst.ImportFrom) or _sort_key(small) > "torch":
+        for index, (is_from, module) in enumerate(zip(kinds, modules), start):
+            if is_from or module > "torch":
                 return index, index == start
         return end, False
     if modules == sorted(modules):
@@ -1421,24 +1421,25 @@ def _modified(path: str) -> float:
 def _guards_of_class_in(path: str, name: str, modified: float) -> tuple[SwitchGuard, ...]:
     """The switch guards in the top-level class ``name`` of the project file at ``path`` (as
     last ``modified``)."""
-    parsed = _parsed_module(path, modified)
-    if parsed is None:
-        return ()
-    module, imports = parsed
-    for statement in module.body:
-        if isinstance(statement, cst.ClassDef) and statement.name.value == name:
-            return tuple(switch_guards(statement.body, module, imports))
-    return ()
+    found = _top_level_class(path, name, modified)
+    return tuple(switch_guards(found[0].body, found[1], found[2])) if found is not None else ()
 
 
 @functools.lru_cache(maxsize=64)
 def _class_moves_with_self_device(path: str, name: str, modified: float) -> bool:
     """`_moves_with_self_device` of the top-level class ``name`` of the project file at ``path``."""
+    found = _top_level_class(path, name, modified)
+    return found is not None and _moves_with_self_device(found[0])
+
+
+def _top_level_class(path: str, name: str, modified: float) -> Optional[tuple[cst.ClassDef, cst.Module, ImportTable]]:
+    """The top-level class ``name`` of the project file at ``path``, with the file and its imports."""
     parsed = _parsed_module(path, modified)
-    return parsed is not None and any(
-        isinstance(statement, cst.ClassDef) and statement.name.value == name and _moves_with_self_device(statement)
-        for statement in parsed[0].body
-    )
+    if parsed is None:
+        return None
+    module, imports = parsed
+    found = next((s for s in module.body if isinstance(s, cst.ClassDef) and s.name.value == name), None)
+    return (found, module, imports) if found is not None else None
 
 
 @functools.lru_cache(maxsize=8)

@@ -190,7 +190,7 @@ def serve() -> int:
             chunk = os.read(0, 1 << 16)
             if not chunk:  # the verifier is gone or done
                 for pid in children:
-                    _kill_group(pid)
+                    kill_child(pid)
                 return 0
             pending += chunk
             *lines, pending = pending.split(b"\n")
@@ -252,8 +252,10 @@ def _reply(message: dict[str, Any]) -> None:
         data = data[os.write(1, data):]
 
 
-def _kill_group(pid: int) -> None:
-    """A child forked a moment ago may not have made its group yet: kill it by pid too."""
+def kill_child(pid: int) -> None:
+    """Kill a forked child and anything it started (its process group). A child forked a moment
+    ago may not have made its group yet: it is killed by its pid as well. The server calls it
+    at shutdown, `forkserver` on a timeout."""
     for kill in (os.killpg, os.kill):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             kill(pid, signal.SIGKILL)

@@ -18,8 +18,6 @@ import atexit
 import contextlib
 import itertools
 import json
-import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -27,6 +25,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Optional
+
+from torchdevice_lint.verify._child import kill_child
 
 SERVER_SCRIPT = Path(__file__).resolve().with_name("_child.py")
 #: Seconds to wait for the server to reap a child after its process group was killed.
@@ -84,7 +84,7 @@ class ForkServer:
         request.forked.wait(SERVER_START_LIMIT)
         if not request.ended.wait(timeout):
             if request.pid is not None:
-                _kill_child(request.pid)
+                kill_child(request.pid)
             request.ended.wait(REAP_GRACE)
             request.outcome.timed_out = True
         return request.outcome
@@ -140,24 +140,13 @@ class ForkServer:
                        if request.server is process]
         for request in orphans:
             if request.pid is not None:
-                _kill_child(request.pid)
+                kill_child(request.pid)
             request.outcome.server_died = (
                 f"the verifier's worker died (exit status {process.returncode})"
                 + (f": {last_words}" if last_words else "")
             )
             request.forked.set()
             request.ended.set()
-
-
-def _kill_child(pid: int) -> None:
-    """Kill a forked child and anything it started.
-
-    The child makes its own process group only once it runs, so a child killed right after
-    the fork has no group yet: it is killed by its pid as well.
-    """
-    for kill in (os.killpg, os.kill):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            kill(pid, signal.SIGKILL)
 
 
 def _last_line(text: str) -> str:
