@@ -251,7 +251,41 @@ def is_port(old: str, new: str, before_lines: list[str], old_number: int, change
         return True
     if name.startswith("self."):
         return not any(word.search(line) for line in before_lines)
+    body = _enclosing_test_body(before_lines, old_number)
+    if body is not None and not any(_DEVICE_CODE.search(line) or "cuda" in line for line in body):
+        return True
     return not any(word.search(line) for line in _visible_lines(before_lines, old_number))
+
+
+def _enclosing_test_body(lines: list[str], number: int) -> Optional[list[str]]:
+    """The body of the ``test_*`` function around the 1-based line ``number``, or None. pytest
+    hands a test no tensors: all it has, it makes; one whose body names no device (a ``device``
+    fixture it takes and never reads included) has them all on the CPU, and a fix placing them
+    there makes a CPU test run on the GPU as well."""
+    indent = len(lines[number - 1]) - len(lines[number - 1].lstrip())
+    for index in range(number - 1, -1, -1):
+        stripped = lines[index].lstrip()
+        depth = len(lines[index]) - len(stripped)
+        if not stripped or depth >= indent:
+            continue
+        if not stripped.startswith(("def ", "async def ")):
+            indent = depth
+            continue
+        if not re.match(r"(?:async\s+)?def\s+test", stripped):
+            return None
+        end = next(
+            (
+                later
+                for later in range(number, len(lines))
+                if lines[later].strip() and len(lines[later]) - len(lines[later].lstrip()) <= depth
+            ),
+            len(lines),
+        )
+        signature_end = next(
+            (line for line in range(index, end) if lines[line].split("#")[0].rstrip().endswith(":")), index
+        )
+        return lines[signature_end + 1 : end]
+    return None
 
 
 def _reads_a_new_library_device(root: str, expression: str, new: str, before_lines: list[str]) -> bool:

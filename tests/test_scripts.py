@@ -163,6 +163,42 @@ def test_a_port_gives_a_factory_a_device_the_parent_did_not_have(line, new, port
     assert load("mine_fix_commits").is_port(lines[line - 1], new, lines, line) is port
 
 
+TEST_PARENT = """import torch
+from tests.common import device
+
+
+class TestRotation:
+    def test_identity(self, batch_size):
+        matrix = torch.eye(3)
+        assert rotate(matrix).shape == (3, 3)
+
+    def test_on_device(self, dtype):
+        image = torch.rand(3, 4, 4).to(device)
+        expected = torch.zeros(3, 4, 4)
+        assert (rotate(image) == expected).all()
+
+    def test_gradcheck(self, device):
+        image = torch.rand(3, 4, 4)
+        assert gradcheck(rotate, (image,))
+"""
+
+
+@pytest.mark.parametrize(
+    ("line", "new", "port"),
+    [
+        # a test that names no device has all its tensors on the CPU: the fix ports it
+        (7, "        matrix = torch.eye(3, device=device)", True),
+        # the parent test had moved its image to the device: the expected tensor missed it
+        (12, "        expected = torch.zeros(3, 4, 4, device=device)", False),
+        # a device fixture the parent test took and never read
+        (16, "        image = torch.rand(3, 4, 4, device=device)", True),
+    ],
+)
+def test_a_fix_in_a_test_that_named_no_device_is_a_port(line, new, port):
+    lines = TEST_PARENT.splitlines()
+    assert load("mine_fix_commits").is_port(lines[line - 1], new, lines, line) is port
+
+
 def test_a_factory_placed_on_a_later_line_is_no_site():
     script = load("mine_fix_commits")
     lines = [
