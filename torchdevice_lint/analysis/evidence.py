@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 
@@ -292,9 +292,19 @@ def assigned_names(node: cst.CSTNode) -> set[str]:
         if type(current) is cst.FunctionDef or type(current) is cst.ClassDef or type(current) is cst.Lambda:
             continue
         for target in assignment_targets(current):
-            names.update(n.value for n in walk(target) if type(n) is cst.Name)
+            names.update(_bound_names(target))
         stack.extend(iter_child_nodes(current))
     return names
+
+
+def _bound_names(target: cst.BaseExpression) -> Iterator[str]:
+    """The names an assignment target binds: ``x``, those of ``a, (b, *c)``; not the tensor
+    ``x[i] = ...`` writes into, nor the object ``x.y = ...`` sets, which stay what they were."""
+    if type(target) is cst.Name:
+        yield target.value
+    elif type(target) is cst.Tuple or type(target) is cst.List:
+        for element in target.elements:
+            yield from _bound_names(element.value)
 
 
 def index_every_return_takes(function: cst.FunctionDef, body: list[cst.CSTNode]) -> Optional[int]:
