@@ -5,6 +5,7 @@ change reached; whatever the edit, the result must be the tree a parse of the wh
 (or the same error), and the engine's findings on it the findings of a plain lint.
 """
 
+import ast
 import itertools
 import random
 from pathlib import Path
@@ -18,6 +19,9 @@ from torchdevice_lint.parsing import SourceError
 from torchdevice_lint.reparse import Layout, Reparser
 
 CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
+#: Files of several top-level statements, where an edit leaves some of them untouched to reuse
+#: (a file of one class has nothing else to keep when the class is edited).
+EDITED = [path for path in CORPUS if len(ast.parse(path.read_text()).body) >= 4][::4]
 FIXTURES = sorted((Path(__file__).parents[1] / "fixtures").rglob("original.py"))
 
 
@@ -58,7 +62,7 @@ def parsed_whole(text: str):
         return None
 
 
-@pytest.mark.parametrize("path", CORPUS[::4], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", EDITED, ids=lambda p: p.name)
 def test_every_edit_gives_the_tree_of_a_whole_parse(path):
     text = path.read_text()
     reparser = Reparser()
