@@ -32,7 +32,9 @@ from torchdevice_lint.analysis.scopes import ClassInfo, FunctionOrModule, Scope
 from torchdevice_lint.analysis.semantics import (
     as_index,
     combine,
+    compares_across_devices,
     compares_two_tensors,
+    computed_where,
     device_argument_place,
     given_a_tensor,
     is_zero_dim_factory,
@@ -834,6 +836,8 @@ class FlowAnalysis:
     def _evaluate_call(self, node: cst.Call, scope: Scope) -> Value:
         argument_values = [(arg, self._evaluate(arg.value, scope)) for arg in node.args]
         qualified = self.imports.qualified_name(node.func)
+        if compares_across_devices(node, qualified):
+            self._record_meeting(node, list(tensor_arguments(argument_values[:2], self.values)))
         if qualified is not None and qualified.split(".", 1)[0] in ("torch", "transformers", "torch_geometric"):
             return self._evaluate_library_call(node, qualified, argument_values, scope)
         made = self._project_instance(node.func, scope)
@@ -859,9 +863,10 @@ class FlowAnalysis:
         if callee.kind is Kind.MODULE:
             return self._evaluate_module_call(node, callee, argument_values)
         function = self._body
-        if function is not None and node in self.body_of(function).calls_bound_to_used_tensors(self.imports):
-            return Value(Kind.TENSOR)  # ``output = model(input)``, then ``output.cpu().numpy()``
-        return UNKNOWN
+        # ``output = model(input)``, then ``output.cpu().numpy()``
+        used = function is not None and node in self.body_of(function).calls_bound_to_used_tensors(self.imports)
+        place = computed_where(qualified, argument_values)
+        return Value(Kind.TENSOR if used else Kind.UNKNOWN, place) if used or place is Place.DEVICE else UNKNOWN
 
     def _evaluate_library_call(self, node, qualified, argument_values, scope) -> Value:
         if qualified in torch_api.FACTORIES:
@@ -1265,8 +1270,9 @@ class FlowAnalysis:
             tensor_values.append((node.func, module))
         elif type_name and not type_name.startswith("torch.") and local is None:
             # A module of another file or library whose forward is not seen may move its inputs
-            # (metric-learning losses move the labels to the embeddings' device).
-            return Value(self._module_result_kind(module))
+            # (metric-learning losses move the labels to the embeddings' device), and computes
+            # where they are.
+            return Value(self._module_result_kind(module), computed_where(type_name, argument_values))
         self._record_meeting(node, tensor_values)
         place = module.place if module.place is Place.DEVICE else Place.UNKNOWN
         return Value(self._module_result_kind(module), place)

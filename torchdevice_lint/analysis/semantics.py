@@ -3,8 +3,9 @@ tensor, which factories make 0-dim tensors, what an operation on several operand
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
-from typing import Sequence
+from typing import Optional, Sequence
 
 import libcst as cst
 
@@ -148,6 +149,15 @@ def compares_two_tensors(qualified: str, argument_values) -> bool:
     return qualified.rsplit(".", 1)[-1] in torch_api.ELEMENTWISE_WHEN_GIVEN_A_TENSOR and given_a_tensor(argument_values, 1)
 
 
+def compares_across_devices(call: cst.Call, qualified: Optional[str]) -> bool:
+    """``torch.allclose(out, expected)``, ``assert_close(out, expected)`` (torch's, or a test
+    suite's wrapper of it, ``self.assert_close``): a comparison that refuses two devices."""
+    if qualified in torch_api.DEVICE_CHECKING_COMPARISONS:
+        return True
+    name = call.func.attr.value if isinstance(call.func, cst.Attribute) else getattr(call.func, "value", None)
+    return name in torch_api.TEST_COMPARISON_NAMES and not (qualified or "").startswith(("numpy.", "np."))
+
+
 def given_a_tensor(argument_values, index: int) -> bool:
     """The positional argument at ``index`` (or ``other=``) is a tensor."""
     positional = [value for arg, value in argument_values if arg.keyword is None and not arg.star]
@@ -192,3 +202,24 @@ def legacy_cpu_factory(node: cst.Call, qualified: str) -> bool:
         and len(node.args) >= 2
         and all(arg.keyword is None and not arg.star for arg in node.args)
     )
+
+
+#: Libraries whose functions take tensors to read them on the host (or not at all).
+_HOST_LIBRARIES = frozenset(
+    {"numpy", "scipy", "cv2", "PIL", "matplotlib", "pandas", "sklearn", "tqdm", "wandb", "tensorboardX", "pytest"}
+)
+
+
+def computed_where(qualified: Optional[str], argument_values) -> Place:
+    """Where an imported function or module of another file (``warp_affine(image, matrix)``,
+    ``RandomMixUp()(images, labels)``) puts what it computes from the tensors it is given: on
+    the device when one of them is there and none is on the CPU; it works on the caller's
+    device, as the device-agnostic contract asks of every function. Not said of the standard
+    library, of host-side libraries (NumPy, plotting, logging) or of unimported names."""
+    if qualified is None:
+        return Place.UNKNOWN
+    root = qualified.split(".", 1)[0]
+    if root in sys.stdlib_module_names or root in _HOST_LIBRARIES:
+        return Place.UNKNOWN
+    places = {value.place for arg, value in argument_values if value.kind is Kind.TENSOR or value.place is Place.DEVICE}
+    return Place.DEVICE if Place.DEVICE in places and Place.CPU not in places else Place.UNKNOWN

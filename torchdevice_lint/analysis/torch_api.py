@@ -176,6 +176,14 @@ TENSOR_ONLY_WRITES = frozenset(
 #: given a dimension, a reduction with no partner.
 ELEMENTWISE_WHEN_GIVEN_A_TENSOR = frozenset({"max", "min"})
 
+#: Comparisons of two tensors that refuse tensors on two devices, 0-dim ones included
+#: (``torch.testing.assert_close`` unless told ``check_device=False``).
+DEVICE_CHECKING_COMPARISONS = frozenset(
+    {"torch.allclose", "torch.isclose", "torch.equal", "torch.testing.assert_close", "torch.testing.assert_allclose"}
+)
+#: What test suites call their wrappers of ``torch.testing.assert_close``.
+TEST_COMPARISON_NAMES = frozenset({"assert_close", "assert_allclose", "assertTensorClose", "assert_tensors_close"})
+
 #: Other ``torch.*`` functions that return a tensor placed like their tensor arguments.
 TENSOR_FUNCTIONS = COMBINING_FUNCTIONS | frozenset(
     {
