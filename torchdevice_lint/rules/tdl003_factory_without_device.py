@@ -16,7 +16,10 @@ class FactoryWithoutDevice(Rule):
     Flags a tensor factory (`torch.zeros`, `torch.arange`, `torch.tensor`, `torch.randn`, ...)
     called without `device=` whose result meets a tensor that lives on the device: an input of
     `forward`, a parameter, buffer or submodule, a tensor moved with `.to(device)` or
-    `.cuda()`, or the output of a model that was moved. Tensors that come in from the caller
+    `.cuda()`, the output of a model that was moved, or what a library function (or a module
+    of another file) computes from tensors on the device. Meeting includes comparing with a
+    comparison that refuses two devices: `torch.allclose`, `torch.equal`,
+    `torch.testing.assert_close` and test suites' `assert_close` wrappers. Tensors that come in from the caller
     (the arguments of a function, what is computed from them) live on the caller's device (an
     argument is a tensor when the code uses it as one, or its annotation or docstring says so:
     `offset (torch.Tensor): ...`); so
@@ -40,7 +43,7 @@ class FactoryWithoutDevice(Rule):
     (`__getitem__`, collate functions), a function asserting a CPU tensor type
     (`assert isinstance(edge_index, torch.LongTensor)`), the CPU branch of a device test (the
     `else` of `if x.is_cuda:` or of `if torch.cuda.is_available():`, the body of `if not ...:`),
-    tests and the helpers only tests use.
+    tests that put nothing on a device themselves, and the helpers only tests use.
 
     ## Example
     ```python
