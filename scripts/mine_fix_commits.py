@@ -133,7 +133,8 @@ class Tally:
     shaped: dict[str, list[int]] = field(default_factory=lambda: collections.defaultdict(lambda: [0, 0]))
     #: (repository, rule) -> [fixes of the rule's shape seen, of those caught]
     by_repo: dict[tuple[str, str], list[int]] = field(default_factory=lambda: collections.defaultdict(lambda: [0, 0]))
-    #: the same, leaving out ports (see `is_port`): fixes of a mismatch the parent had
+    #: the same, leaving out ports (see `is_port`) and mixes PyTorch allows
+    #: (`mixes_as_pytorch_allows`): fixes of a mismatch the parent had
     shaped_bugs: dict[str, list[int]] = field(default_factory=lambda: collections.defaultdict(lambda: [0, 0]))
     bugs_by_repo: dict[tuple[str, str], list[int]] = field(default_factory=lambda: collections.defaultdict(lambda: [0, 0]))
     #: fixes of a rule's shape the linter did not point at: (rule, where, old line, new line)
@@ -288,6 +289,19 @@ def _enclosing_test_body(lines: list[str], number: int) -> Optional[list[str]]:
     return None
 
 
+#: ``torch.tensor(1.)``, ``torch.tensor(-0.5, dtype=...)``: a 0-dim tensor of a number.
+_SCALAR_FACTORY = re.compile(r"torch\.(?:tensor|as_tensor)\(\s*-?[\d.]+(?:e-?\d+)?\s*[,)]")
+#: ``x[..., torch.arange(w - 1, -1, -1)]``: a factory written as an index.
+_FACTORY_INDEX = re.compile(r"[\w)\]]\[[^\]]*?" + _FACTORY_CALL.pattern)
+
+
+def mixes_as_pytorch_allows(old: str) -> bool:
+    """Whether the parent's factory was one PyTorch lets meet device tensors: a 0-dim tensor of
+    a number (``v * (torch.tensor(1.) - s)``), or an index into a tensor
+    (``x[..., torch.arange(w - 1, -1, -1)]``). The fix changed nothing a GPU run would see."""
+    return bool(_SCALAR_FACTORY.search(old) or _FACTORY_INDEX.search(old))
+
+
 def _reads_a_new_library_device(root: str, expression: str, new: str, before_lines: list[str]) -> bool:
     """``device=F.ctx()`` or ``torch.cuda.current_device()``: a device a library call gives,
     which the parent file never asked for. Nothing in the parent was placed there."""
@@ -383,15 +397,16 @@ def mine(repo: str, linter: Linter, rules: tuple[str, ...], args: argparse.Names
                             for f in found_before
                         ) and not any(f.code == rule and f.line == new_number for f in found_after)
                         port = is_port(old, new, old_lines, old_number, frozenset(changed))
+                        allowed = rule in FACTORY_RULES and not port and mixes_as_pytorch_allows(old)
                         for counts in (tally.shaped[rule], tally.by_repo[name, rule]):
                             counts[0] += 1
                             counts[1] += hit
-                        if not port:
+                        if not port and not allowed:
                             for counts in (tally.shaped_bugs[rule], tally.bugs_by_repo[name, rule]):
                                 counts[0] += 1
                                 counts[1] += hit
                         if not hit:
-                            context = "port" if port else miss_context(path, before)
+                            context = "port" if port else "allowed" if allowed else miss_context(path, before)
                             where = f"{name} {commit[:10]} {path} [{context}]"
                             tally.missed.append((rule, where, old.strip(), new.strip()))
         tally.commits += counted
@@ -408,8 +423,11 @@ def report(tally: Tally, rules: tuple[str, ...], show: bool) -> None:
         print(f"{rule}: {len(mine_)} findings on parents, {caught} caught (fixed by the commit){shape}")
         if rule in FIX_SHAPES:
             bugs, bugs_hit = tally.shaped_bugs.get(rule, (0, 0))
-            print(f"{rule}: leaving out ports (a device the parent did not have): {bugs_hit} of {bugs} caught")
-    print("per repository (fixes of the rule's shape: caught / seen; leaving out ports: caught / seen):")
+            print(
+                f"{rule}: leaving out ports (a device the parent did not have) and mixes PyTorch allows:"
+                f" {bugs_hit} of {bugs} caught"
+            )
+    print("per repository (fixes of the rule's shape: caught / seen; leaving out ports and allowed mixes: caught / seen):")
     for (repo, rule), (seen, hit) in sorted(tally.by_repo.items()):
         bugs, bugs_hit = tally.bugs_by_repo.get((repo, rule), (0, 0))
         print(f"  {rule} {repo:45} {hit:4} / {seen:<4} {bugs_hit:4} / {bugs:<4}")

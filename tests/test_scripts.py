@@ -76,7 +76,7 @@ def test_mining_finds_the_bug_a_device_commit_fixed(history, capsys):
     out = capsys.readouterr().out
     assert out.startswith("1 device commits, 1 modified files")
     assert "TDL003: 1 findings on parents, 1 caught (fixed by the commit); fixes of its shape: 1 of 1 caught" in out
-    assert "TDL003: leaving out ports (a device the parent did not have): 1 of 1 caught" in out
+    assert "TDL003: leaving out ports (a device the parent did not have) and mixes PyTorch allows: 1 of 1 caught" in out
     assert "TDL003 caught" in out and "model.py:11" in out
     assert re.search(r"TDL003 \S+\s+1 / 1\s+1 / 1", out)  # the per-repository table
 
@@ -197,6 +197,21 @@ class TestRotation:
 def test_a_fix_in_a_test_that_named_no_device_is_a_port(line, new, port):
     lines = TEST_PARENT.splitlines()
     assert load("mine_fix_commits").is_port(lines[line - 1], new, lines, line) is port
+
+
+@pytest.mark.parametrize(
+    ("old", "allowed"),
+    [
+        ("p = v * (torch.tensor(1.) - s)", True),  # a 0-dim CPU tensor meets any device
+        ("limit = torch.tensor(-0.5, dtype=x.dtype)", True),
+        ("return input[..., torch.arange(w - 1, -1, -1)]", True),  # a CPU index into a device tensor
+        ("mask = torch.tensor([1.0, 2.0])", False),
+        ("lut = torch.cat([torch.zeros(1), lut[:-1]])", False),
+        ("bits = torch.tensor(bits)", False),
+    ],
+)
+def test_a_fix_of_a_mix_pytorch_allows_is_no_bug(old, allowed):
+    assert load("mine_fix_commits").mixes_as_pytorch_allows(old) is allowed
 
 
 def test_a_factory_placed_on_a_later_line_is_no_site():
