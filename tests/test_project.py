@@ -1423,3 +1423,37 @@ def test_collectives_of_a_project_whose_process_groups_are_all_nccl_are_cuda_onl
 def _position_of(fact: str) -> int:
     """Where `FileFacts.as_json` (which lists the facts in their declared order) puts ``fact``."""
     return [field.name for field in dataclasses.fields(FileFacts)].index(fact)
+
+
+def test_what_a_module_of_another_file_computes_on_the_device_stays_there_taken_apart(tmp_path):
+    """kornia 749bd0254e: ``out_image, out_label = RandomMixUp()(images, labels)`` with the
+    inputs on the test's device; the labels compared with ``torch.tensor([0, 1])`` met them."""
+    write(tmp_path, {
+        "mylib/__init__.py": "",
+        "mylib/mix.py": """\
+            import torch.nn as nn
+
+
+            class RandomMixUp(nn.Module):
+                def forward(self, images, labels):
+                    return images, labels
+            """,
+        "tests/test_mix.py": """\
+            import torch
+            from mylib.mix import RandomMixUp
+
+
+            def test_mixup(device):
+                images = torch.rand(2, 3, 4, device=device)
+                labels = torch.tensor([1, 0], device=device)
+                out_images, out_labels = RandomMixUp()(images, labels)
+                assert (out_labels[:, 1] == torch.tensor([0, 1])).all()
+
+
+            def test_mixup_on_the_host():
+                images, labels = torch.rand(2, 3, 4), torch.tensor([1, 0])
+                out_images, out_labels = RandomMixUp()(images, labels)
+                assert (out_labels[:, 1] == torch.tensor([0, 1])).all()
+            """,
+    })
+    assert _findings(tmp_path) == ["tests/test_mix.py:9"]

@@ -596,6 +596,10 @@ class FlowAnalysis:
             if values is None and value.kind is Kind.TENSOR:
                 # ``row, col = edge_index``: the rows of a tensor, where it lives.
                 values = tuple(replace(value, elements=None) for _ in target.elements)
+            elif values is None and value.place is Place.DEVICE:
+                # ``images, labels = mixup(images, labels)``: what a module computed on the
+                # device, taken apart, is still there.
+                values = tuple(Value(place=Place.DEVICE) for _ in target.elements)
             unpackable = values is not None and len(values) == len(target.elements)
             for index, element in enumerate(target.elements):
                 if isinstance(element, cst.StarredElement) or values is None or not unpackable:
