@@ -325,6 +325,50 @@ def index_every_return_takes(function: cst.FunctionDef, body: list[cst.CSTNode])
     return params.index(indexed.pop()) if len(indexed) == 1 else None
 
 
+def cpu_default_placing_parameter(function: cst.FunctionDef, body: list[cst.CSTNode]) -> Optional[str]:
+    """The parameter (``device="cpu"`` or ``device=None``) that places every tensor ``function``
+    returns: each ``return`` a factory given ``device=<it>`` or a ``.to(<it>)``, possibly followed
+    by other methods (``return torch.empty(size, device=device).uniform_(low, high)``). A call
+    that leaves it out gets CPU tensors (stylegan2's ``uniform_sample(size, low, high)``)."""
+    defaults = {
+        param.name.value
+        for param in (*function.params.params, *function.params.kwonly_params)
+        if param.default is not None
+        and (
+            (type(param.default) is cst.Name and param.default.value == "None")
+            or (type(param.default) is cst.SimpleString and param.default.value.strip("'\"") == "cpu")
+        )
+    }
+    placed_by: set[str] = set()
+    for node in body:
+        if type(node) is cst.FunctionDef or type(node) is cst.Lambda:
+            return None
+        if type(node) is not cst.Return:
+            continue
+        name = _placing_name(node.value)
+        if name is None or name not in defaults:
+            return None
+        placed_by.add(name)
+    return placed_by.pop() if len(placed_by) == 1 else None
+
+
+def _placing_name(value: Optional[cst.BaseExpression]) -> Optional[str]:
+    """``x`` in ``torch.zeros(n, device=x)`` or ``t.to(x)``, under a chain of method calls or
+    arithmetic with numbers (``torch.randn(n, device=x) * std``)."""
+    if type(value) is cst.BinaryOperation:
+        names = {_placing_name(value.left), _placing_name(value.right)} - {None}
+        return names.pop() if len(names) == 1 else None
+    while type(value) is cst.Call:
+        if type(value.func) is cst.Attribute and value.func.attr.value == "to" and value.args:
+            target = value.args[0].value
+            return target.value if type(target) is cst.Name and value.args[0].keyword is None else None
+        placing = next((arg.value for arg in value.args if arg.keyword is not None and arg.keyword.value == "device"), None)
+        if placing is not None:
+            return placing.value if type(placing) is cst.Name else None
+        value = value.func.value if type(value.func) is cst.Attribute else None
+    return None
+
+
 def slice_bound_names(body: list[cst.CSTNode]) -> set[str]:
     """Names a function's `body_nodes` use as a bound of a slice (``ranges[i, :encoded_len]``):
     an integer or a 0-dim tensor, since slicing takes nothing else."""
@@ -393,6 +437,10 @@ class FunctionBody:
     @cached_property
     def indexed_parameter(self) -> Optional[int]:
         return index_every_return_takes(self.function, self.nodes)
+
+    @cached_property
+    def cpu_default_placing_parameter(self) -> Optional[str]:
+        return cpu_default_placing_parameter(self.function, self.nodes)
 
     @cached_property
     def slice_bounds(self) -> set[str]:

@@ -58,6 +58,7 @@ from torchdevice_lint.analysis.tree import (
     method_named,
     parameter_names,
     parameters,
+    passes_parameter,
     positional_arguments,
     reads_parameter,
     self_attribute,
@@ -863,7 +864,11 @@ class FlowAnalysis:
             helper = self.functions.get(node.func.value)
             if helper is not None and scope.lookup(node.func.value) is None:
                 self._seed(helper, argument_values, offset=0)
-                return self._returned_by(helper, scope, argument_values)
+                returned = self._returned_by(helper, scope, argument_values)
+                placing = self.body_of(helper).cpu_default_placing_parameter
+                if placing is not None and not passes_parameter(node, helper, placing):
+                    return Value(Kind.TENSOR, Place.CPU)  # placed by a device it leaves at "cpu"
+                return returned
         if callee.kind is Kind.MODULE:
             return self._evaluate_module_call(node, callee, argument_values)
         function = self._body

@@ -211,6 +211,15 @@ def positional_arguments(call: cst.Call) -> list[cst.BaseExpression]:
     return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
 
 
+def passes_parameter(call: cst.Call, function: cst.FunctionDef, name: str) -> bool:
+    """Whether ``call`` of ``function`` gives its parameter ``name`` a value: by keyword, at its
+    position, or maybe through ``*args``/``**kwargs``."""
+    if any(arg.star or (arg.keyword is not None and arg.keyword.value == name) for arg in call.args):
+        return True
+    positional = [param.name.value for param in function.params.params]
+    return name in positional and positional.index(name) < len(positional_arguments(call))
+
+
 def annotated_expression(annotation: cst.Annotation) -> cst.BaseExpression:
     """What an annotation names; a forward reference (``x: "torch.Tensor"``, ART's style where
     torch is imported for type checking only) is read as the dotted name it quotes."""

@@ -43,6 +43,8 @@ class FactoryWithoutDevice(Rule):
     (`__getitem__`, collate functions), a function asserting a CPU tensor type
     (`assert isinstance(edge_index, torch.LongTensor)`), the CPU branch of a device test (the
     `else` of `if x.is_cuda:` or of `if torch.cuda.is_available():`, the body of `if not ...:`),
+    tensors from a helper of the file that places what it returns with a `device="cpu"` (or
+    `None`) parameter the call leaves out (`uniform_sample(n, low, high)`),
     tests that put nothing on a device themselves, and the helpers only tests use.
 
     ## Example
