@@ -15,6 +15,18 @@ def normal_sample(size, std=1.0, device=None):
     return torch.randn(size, device=device) * std
 
 
+def category_sample(size, categories, device="cpu"):
+    category = torch.tensor(categories, device=device)
+    sample = torch.randint(high=len(categories), size=(size,), device=device)
+    return category[sample]
+
+
+def flip_mat(axis, flip):
+    eye = torch.eye(4).unsqueeze(0)  # ok: TDL003 flip comes from category_sample without a device
+    axis = torch.tensor(axis + (0,))
+    return eye - 2 * torch.outer(axis, axis) * flip.view(-1, 1, 1)
+
+
 def rotate_mat(theta):
     eye = torch.eye(3).unsqueeze(0)  # ok: TDL003 theta comes from uniform_sample without a device
     return torch.cos(theta).view(-1, 1, 1) * eye
@@ -28,7 +40,8 @@ def shift_mat(amount):
 def sample_transform(size):
     angle = uniform_sample(size, -math.pi, math.pi)
     shift = normal_sample(size, std=0.2)
-    return rotate_mat(angle) @ shift_mat(shift)
+    flip = category_sample(size, (0, 1))
+    return rotate_mat(angle) @ shift_mat(shift) @ flip_mat((1, 1, 1), flip)[:, :3, :3]
 
 
 def scale_mat(factor):

@@ -340,24 +340,36 @@ def cpu_default_placing_parameter(function: cst.FunctionDef, body: list[cst.CSTN
         )
     }
     placed_by: set[str] = set()
+    #: Names bound once, to what: ``category = torch.tensor(values, device=device)`` then
+    #: ``return category[sample]``.
+    bound: dict[str, Optional[cst.BaseExpression]] = {}
+    for node in body:
+        if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
+            target = node.targets[0].target.value
+            bound[target] = None if target in bound else node.value
     for node in body:
         if type(node) is cst.FunctionDef or type(node) is cst.Lambda:
             return None
         if type(node) is not cst.Return:
             continue
-        name = _placing_name(node.value)
+        name = _placing_name(node.value, dict(bound))
         if name is None or name not in defaults:
             return None
         placed_by.add(name)
     return placed_by.pop() if len(placed_by) == 1 else None
 
 
-def _placing_name(value: Optional[cst.BaseExpression]) -> Optional[str]:
-    """``x`` in ``torch.zeros(n, device=x)`` or ``t.to(x)``, under a chain of method calls or
-    arithmetic with numbers (``torch.randn(n, device=x) * std``)."""
+def _placing_name(value: Optional[cst.BaseExpression], bound: dict[str, Optional[cst.BaseExpression]]) -> Optional[str]:
+    """``x`` in ``torch.zeros(n, device=x)`` or ``t.to(x)``, under a chain of method calls,
+    arithmetic with numbers (``torch.randn(n, device=x) * std``), an index, or a name ``bound``
+    once to such a value."""
     if type(value) is cst.BinaryOperation:
-        names = {_placing_name(value.left), _placing_name(value.right)} - {None}
+        names = {_placing_name(value.left, bound), _placing_name(value.right, bound)} - {None}
         return names.pop() if len(names) == 1 else None
+    if type(value) is cst.Subscript:
+        return _placing_name(value.value, bound)
+    if type(value) is cst.Name:
+        return _placing_name(bound.pop(value.value, None), bound)  # popped: no cycle
     while type(value) is cst.Call:
         if type(value.func) is cst.Attribute and value.func.attr.value == "to" and value.args:
             target = value.args[0].value
