@@ -221,5 +221,5 @@ def computed_where(qualified: Optional[str], argument_values) -> Place:
     root = qualified.split(".", 1)[0]
     if root in sys.stdlib_module_names or root in _HOST_LIBRARIES:
         return Place.UNKNOWN
-    places = {value.place for arg, value in argument_values if value.kind is Kind.TENSOR or value.place is Place.DEVICE}
+    places = {value.place for _, value in argument_values if value.kind is Kind.TENSOR or value.place is Place.DEVICE}
     return Place.DEVICE if Place.DEVICE in places and Place.CPU not in places else Place.UNKNOWN

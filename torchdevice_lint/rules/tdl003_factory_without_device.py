@@ -17,9 +17,9 @@ class FactoryWithoutDevice(Rule):
     called without `device=` whose result meets a tensor that lives on the device: an input of
     `forward`, a parameter, buffer or submodule, a tensor moved with `.to(device)` or
     `.cuda()`, the output of a model that was moved, or what a library function (or a module
-    of another file) computes from tensors on the device. Meeting includes comparing with a
-    comparison that refuses two devices: `torch.allclose`, `torch.equal`,
-    `torch.testing.assert_close` and test suites' `assert_close` wrappers. Tensors that come in from the caller
+    of another file) computes from tensors on the device. A comparison that refuses two
+    devices is a meeting too: `torch.allclose`, `torch.equal`, `torch.testing.assert_close`
+    and test suites' `assert_close` wrappers. Tensors that come in from the caller
     (the arguments of a function, what is computed from them) live on the caller's device (an
     argument is a tensor when the code uses it as one, or its annotation or docstring says so:
     `offset (torch.Tensor): ...`); so
