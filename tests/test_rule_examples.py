@@ -2,6 +2,7 @@
 
 import pytest
 
+from torchdevice_lint import Settings, lint_source
 from torchdevice_lint.rules import ALL_RULES
 from torchdevice_lint.testing import check_example, example_cases
 
@@ -25,3 +26,17 @@ def test_rule_has_docs_and_enough_examples(rule):
 def test_codes_are_unique_and_ordered():
     codes = [rule.code for rule in ALL_RULES]
     assert codes == sorted(set(codes))
+
+
+@pytest.mark.parametrize(
+    ("source", "device"),
+    [
+        ("class Net(torch.nn.Module):\n    def forward(self, x):\n        return x + torch.arange(x.size(1))\n", "x.device"),
+        ("def run(batch, device):\n    inputs = batch.to(device)\n    return inputs + torch.ones(3)\n", "device"),
+        # the fix adds a module-level ``device``, which the code does not have yet
+        ("def run(batch):\n    inputs = batch.cuda()\n    return inputs + torch.ones(3)\n", ""),
+    ],
+)
+def test_a_factory_meeting_device_tensors_is_told_the_device_its_fix_writes(source, device):
+    (finding,) = lint_source(f"import torch\n\n\n{source}", Settings(select=("TDL003",)))
+    assert finding.message.endswith(f"pass `device={device}`")

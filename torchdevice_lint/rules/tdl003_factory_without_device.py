@@ -71,7 +71,7 @@ class FactoryWithoutDevice(Rule):
 
     code = "TDL003"
     name = "factory-without-device"
-    message = "`{factory}()` creates a CPU tensor that meets device tensors; pass `device=`"
+    message = "`{factory}()` creates a CPU tensor that meets device tensors; pass `device={device}`"
     caller_message = (
         "`{factory}()` creates a CPU tensor that meets `{partner}`, which lives on the caller's device;"
         " pass `device={source}.device`"
@@ -317,7 +317,8 @@ class FactoryWithoutDevice(Rule):
             for scope in self.analysis.scopes_of(self.context.enclosing_functions())
         )
         risky = factory in torch_api.RANDOM_FACTORIES or (device.inserts_binding and in_module)
-        message = self.message.format(factory=factory)
+        # A device the fix binds at module level does not exist yet: nothing to name.
+        message = self.message.format(factory=factory, device="" if device.inserts_binding else device.expression)
         self.report(node, message, self.device_fix([(node, replacement)], device, Safety.UNSAFE if risky else Safety.SAFE))
 
     def _uninitialised_placeholder(self, node: cst.Call) -> bool:
