@@ -5,13 +5,22 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import Iterator, Optional, Sequence
+from typing import Optional, Sequence
 
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.imports import ImportTable
-from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes, method_named, walk
+from torchdevice_lint.analysis.tree import (
+    bound_targets,
+    called_name,
+    is_none,
+    iter_child_nodes,
+    keyword_argument,
+    method_named,
+    string_value,
+    walk,
+)
 
 #: Attributes that, read off a parameter of ``forward``, show it is a tensor.
 _FORWARD_TENSOR_EVIDENCE = frozenset({"size", "shape", "view", "dim", "ndim", "device", "dtype", "reshape"})
@@ -231,9 +240,7 @@ def methods_reached_from(node: cst.ClassDef, entry_points: frozenset[str]) -> se
 
 def is_expected_error_block(call: cst.Call) -> bool:
     """``pytest.raises(...)``, ``self.assertRaises(...)``: errors in the block are the point."""
-    func = call.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return name in ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp")
+    return called_name(call) in ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp")
 
 
 def in_gpu_labelled_section(ancestors: Sequence[cst.CSTNode]) -> bool:
@@ -291,20 +298,12 @@ def assigned_names(node: cst.CSTNode) -> set[str]:
         current = stack.pop()
         if type(current) is cst.FunctionDef or type(current) is cst.ClassDef or type(current) is cst.Lambda:
             continue
-        for target in assignment_targets(current):
-            names.update(_bound_names(target))
+        if type(current) is cst.Assign or type(current) is cst.AnnAssign or type(current) is cst.AugAssign:
+            # ``x``, those of ``a, (b, *c)``; not the tensor ``x[i] = ...`` writes into, nor the
+            # object ``x.y = ...`` sets, which stay what they were
+            names.update(target.value for target in bound_targets(current) if type(target) is cst.Name)
         stack.extend(iter_child_nodes(current))
     return names
-
-
-def _bound_names(target: cst.BaseExpression) -> Iterator[str]:
-    """The names an assignment target binds: ``x``, those of ``a, (b, *c)``; not the tensor
-    ``x[i] = ...`` writes into, nor the object ``x.y = ...`` sets, which stay what they were."""
-    if type(target) is cst.Name:
-        yield target.value
-    elif type(target) is cst.Tuple or type(target) is cst.List:
-        for element in target.elements:
-            yield from _bound_names(element.value)
 
 
 def index_every_return_takes(function: cst.FunctionDef, body: list[cst.CSTNode]) -> Optional[int]:
@@ -334,10 +333,7 @@ def cpu_default_placing_parameter(function: cst.FunctionDef, body: list[cst.CSTN
         param.name.value
         for param in (*function.params.params, *function.params.kwonly_params)
         if param.default is not None
-        and (
-            (type(param.default) is cst.Name and param.default.value == "None")
-            or (type(param.default) is cst.SimpleString and param.default.value.strip("'\"") == "cpu")
-        )
+        and (is_none(param.default) or string_value(param.default) == "cpu")
     }
     placed_by: set[str] = set()
     #: Names bound once, to what: ``category = torch.tensor(values, device=device)`` then
@@ -374,7 +370,7 @@ def _placing_name(value: Optional[cst.BaseExpression], bound: dict[str, Optional
         if type(value.func) is cst.Attribute and value.func.attr.value == "to" and value.args:
             target = value.args[0].value
             return target.value if type(target) is cst.Name and value.args[0].keyword is None else None
-        placing = next((arg.value for arg in value.args if arg.keyword is not None and arg.keyword.value == "device"), None)
+        placing = keyword_argument(value, "device")
         if placing is not None:
             return placing.value if type(placing) is cst.Name else None
         value = value.func.value if type(value.func) is cst.Attribute else None

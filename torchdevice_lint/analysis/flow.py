@@ -864,7 +864,7 @@ class FlowAnalysis:
             helper = self.functions.get(node.func.value)
             if helper is not None and scope.lookup(node.func.value) is None:
                 self._seed(helper, argument_values, offset=0)
-                returned = self._returned_by(helper, scope, argument_values)
+                returned = self._returned_by(helper, scope, argument_values)  # registers this caller too
                 placing = self.body_of(helper).cpu_default_placing_parameter
                 if placing is not None and not passes_parameter(node, helper, placing):
                     return Value(Kind.TENSOR, Place.CPU)  # placed by a device it leaves at "cpu"

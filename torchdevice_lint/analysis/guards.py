@@ -13,7 +13,7 @@ import libcst as cst
 
 from torchdevice_lint.analysis.imports import ImportTable
 from torchdevice_lint.analysis.project import CUDA_ONLY_LIBRARIES
-from torchdevice_lint.analysis.tree import assignment_targets, iter_child_nodes, keyword_argument, walk
+from torchdevice_lint.analysis.tree import assignment_targets, called_name, iter_child_nodes, keyword_argument, walk
 
 #: Words in an ``if`` test or a decorator that make it a device choice.
 _DEVICE_WORDS = ("cuda", "gpu", "cpu", "device", "accelerator", "available", "mps")
@@ -86,15 +86,9 @@ def _exits(body: cst.BaseSuite) -> bool:
     if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
         final = last.body[-1]
         if isinstance(final, cst.Expr) and isinstance(final.value, cst.Call):
-            return _called_name(final.value) in _EXIT_CALLS
+            return called_name(final.value) in _EXIT_CALLS
         return isinstance(final, (cst.Return, cst.Raise, cst.Continue, cst.Break))
     return isinstance(last, (cst.Return, cst.Raise, cst.Continue, cst.Break))
-
-
-def _called_name(call: cst.Call) -> Optional[str]:
-    """The last name of what ``call`` calls: ``exit`` for ``sys.exit(1)`` and ``exit()``."""
-    func = call.func
-    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
 
 
 #: Libraries whose code paths exist only on CUDA: Triton kernels, TensorRT, PyCUDA, CuPy,
@@ -384,7 +378,7 @@ def _stops_without_cuda(imports: ImportTable, statement: cst.CSTNode) -> bool:
     final = last.body[-1]
     if isinstance(final, cst.Raise):
         return True
-    return isinstance(final, cst.Expr) and isinstance(final.value, cst.Call) and _called_name(final.value) in ("exit", "_exit", "quit")
+    return isinstance(final, cst.Expr) and isinstance(final.value, cst.Call) and called_name(final.value) in ("exit", "_exit", "quit")
 
 
 def _tests_for_no_gpu(imports: ImportTable, test: cst.BaseExpression) -> bool:

@@ -12,7 +12,7 @@ import libcst as cst
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.devices import DEVICE_NAME_HINTS, looks_like_device_name, parse_device
 from torchdevice_lint.analysis.imports import ImportTable
-from torchdevice_lint.analysis.tree import keyword_argument, positional_arguments, string_value
+from torchdevice_lint.analysis.tree import called_name, keyword_argument, positional_arguments, string_value
 from torchdevice_lint.analysis.values import UNKNOWN, Kind, Place, Value, nearest_device
 
 
@@ -154,8 +154,7 @@ def compares_across_devices(call: cst.Call, qualified: Optional[str]) -> bool:
     suite's wrapper of it, ``self.assert_close``): a comparison that refuses two devices."""
     if qualified in torch_api.DEVICE_CHECKING_COMPARISONS:
         return True
-    name = call.func.attr.value if isinstance(call.func, cst.Attribute) else getattr(call.func, "value", None)
-    return name in torch_api.TEST_COMPARISON_NAMES and not (qualified or "").startswith(("numpy.", "np."))
+    return called_name(call) in torch_api.TEST_COMPARISON_NAMES and not (qualified or "").startswith(("numpy.", "np."))
 
 
 def given_a_tensor(argument_values, index: int) -> bool:

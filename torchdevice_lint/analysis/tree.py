@@ -200,6 +200,13 @@ def bound_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
             unpacked.append(target)
     return unpacked
 
+def called_name(call: cst.Call) -> Optional[str]:
+    """The last name of what ``call`` calls: ``exit`` for ``sys.exit(1)`` and ``exit()``, None
+    for a call of anything else (``fns[0](x)``)."""
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+
+
 def keyword_argument(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:

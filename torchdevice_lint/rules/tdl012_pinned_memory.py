@@ -8,7 +8,14 @@ import libcst as cst
 from torchdevice_lint.analysis import Place, guards, torch_api
 from torchdevice_lint.analysis.flow import device_argument_place
 from torchdevice_lint.analysis.guards import in_test_code
-from torchdevice_lint.analysis.tree import is_compared, iter_child_nodes, keyword_argument, positional_arguments, walk
+from torchdevice_lint.analysis.tree import (
+    called_name,
+    is_compared,
+    iter_child_nodes,
+    keyword_argument,
+    positional_arguments,
+    walk,
+)
 from torchdevice_lint.findings import Fix, Safety
 from torchdevice_lint.rule import Invalid, Rule
 from torchdevice_lint.rules._edits import expression
@@ -164,8 +171,7 @@ class PinnedMemory(Rule):
         qualified = self.analysis.qualified_name(call.func)
         if qualified is not None and qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1][:1].islower():
             return True
-        func = call.func
-        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+        name = called_name(call) or ""
         return "loader" in name.lower() or name == "dict"
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
