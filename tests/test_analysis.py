@@ -280,6 +280,15 @@ def test_a_tensor_operand_function_refuses_anything_but_a_tensor_first(qualified
                 function(given, *rest)
 
 
+def test_tensor_members_are_those_of_the_installed_torch():
+    """`torch_api.TENSOR_MEMBERS` decides that ``prior.n_ctx`` shows no tensor: every public
+    member of the installed ``torch.Tensor`` must be in it (a newer torch may add some)."""
+    torch = pytest.importorskip("torch")
+    public = {name for name in dir(torch.Tensor) if not name.startswith("_")}
+    assert public <= torch_api.TENSOR_MEMBERS
+    assert {"n_ctx", "decode", "parameters", "eval"}.isdisjoint(torch_api.TENSOR_MEMBERS)
+
+
 @pytest.mark.parametrize("qualified", sorted(torch_api.TENSOR_SEQUENCE_FUNCTIONS))
 def test_a_tensor_sequence_function_refuses_anything_but_tensors_as_parts(qualified):
     """What makes ``torch.stack((idx[:, 0], idx[:, 1]))`` evidence that ``idx`` is a tensor: a

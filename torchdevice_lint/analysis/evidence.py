@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 import libcst as cst
 
@@ -149,8 +149,21 @@ _STRONG_TENSOR_EVIDENCE = torch_api.TENSOR_ONLY_METHODS | frozenset(
 
 def names_shown_as_tensors(body: list[cst.CSTNode]) -> set[str]:
     """Names a function's `body_nodes` read with a member only tensors have, or call with
-    ``.size()``/``.view()``."""
-    return _names_read_with(body, _STRONG_TENSOR_EVIDENCE)
+    ``.size()``/``.view()``, and never as no tensor can be (`names_shown_not_tensors`: a module's
+    ``prior.cuda()`` beside ``prior.n_ctx``)."""
+    return _names_read_with(body, _STRONG_TENSOR_EVIDENCE) - names_shown_not_tensors(body)
+
+
+def names_shown_not_tensors(nodes: Iterable[cst.CSTNode]) -> set[str]:
+    """Names ``nodes`` call (``prior(x, y)``) or read a member off that tensors lack
+    (``prior.n_ctx``, ``prior.decode(z)``; `torch_api.TENSOR_MEMBERS`): no tensors."""
+    names: set[str] = set()
+    for node in nodes:
+        if type(node) is cst.Call and type(node.func) is cst.Name:
+            names.add(node.func.value)
+        elif type(node) is cst.Attribute and type(node.value) is cst.Name and node.attr.value not in torch_api.TENSOR_MEMBERS:
+            names.add(node.value.value)
+    return names
 
 
 def _names_read_with(body: list[cst.CSTNode], members: frozenset[str], bare_size: bool = True) -> set[str]:

@@ -18,6 +18,7 @@ from typing import Callable, Iterator, Optional, Sequence, Union
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.evidence import names_shown_not_tensors
 from torchdevice_lint.analysis.imports import dotted_name
 from torchdevice_lint.analysis.tree import iter_child_nodes, parameters, walk
 from torchdevice_lint.analysis.values import Kind, Place
@@ -156,6 +157,8 @@ class ReceiverJudge:
                 return Receiver.IN_PLACE
             if name in self._graph_names:
                 return Receiver.GRAPH
+            if self._shown_not_a_tensor(name, functions):
+                return Receiver.UNKNOWN
             # What the name was bound to outranks where its value is: ``sbn = SyncBatchNorm(n).cuda()``
             # is on the device and still a module.
             if assigned is not None:
@@ -185,6 +188,12 @@ class ReceiverJudge:
     def judge_assigned(self, value: cst.BaseExpression, functions: Sequence[cst.FunctionDef]) -> Receiver:
         """What a receiver is that was last assigned ``value``."""
         return self._judge_binding(Binding.ASSIGNED, value, functions)
+
+    def _shown_not_a_tensor(self, name: str, functions: Sequence[cst.FunctionDef]) -> bool:
+        """The scope holding the statement shows ``name`` is no tensor (`names_shown_not_tensors`):
+        jukebox stages its ``priors``, modules made in another file, on the GPU with
+        ``prior.cuda()`` and back with ``prior.cpu()``, and reads ``prior.n_ctx`` between."""
+        return name in names_shown_not_tensors(_walk_scope(functions[0] if functions else self.analysis.module))
 
     def _names_class(self, node: cst.BaseExpression) -> bool:
         """``FpQuantLinear``, ``layers.QuantLinear``, ``A if cond else B`` of such: a class, by

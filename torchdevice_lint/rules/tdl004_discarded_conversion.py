@@ -144,6 +144,10 @@ class DiscardedConversion(Rule):
         "    def merge(self, data):\n        weight = self.linear.weight\n"
         "        self.linear.weight = bnb.nn.Params4bit(data, requires_grad=False)\n"
         "        self.linear.weight.cuda(weight.device)\n",
+        # Called, or read with members tensors lack: a model staged on the GPU and back (jukebox's priors).
+        "import torch\n\ndef sample(priors, levels, x):\n    for level in levels:\n        prior = priors[level]\n        prior.cuda()\n"
+        "        x = prior.decode(x, length=prior.n_ctx)\n        prior.cpu()\n    return x\n",
+        "import torch\n\ndef score(scorers, x):\n    scorer = scorers[0]\n    scorer.cuda()\n    return scorer(x)\n",
     )
     invalid = (
         Invalid(
