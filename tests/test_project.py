@@ -1457,3 +1457,78 @@ def test_what_a_module_of_another_file_computes_on_the_device_stays_there_taken_
             """,
     })
     assert _findings(tmp_path) == ["tests/test_mix.py:9"]
+
+
+def test_scan_reads_the_arguments_a_function_keeps_where_they_are():
+    text = textwrap.dedent('''\
+        def draw_polygon(images: Tensor, polygons: Union[Tensor, List[Tensor]], colors: Tensor) -> Tensor:
+            b, c, device = *images.shape, images.device
+            grid = torch.arange(images.shape[-1], device=device, dtype=polygons.dtype)
+            return images * colors + (grid < polygons[..., :1])
+
+
+        def draw_line(image, p1, p2, color):
+            p1 = p1.to(image.device).long()  # a move
+            color = torch.as_tensor(color, device=image.device)
+            return image + p1 + p2 + color
+
+
+        def pad(x, width, *rest, value=0):
+            return torch.cat([x, width])
+
+
+        def one(x):
+            return x
+        ''')
+    # draw_line keeps ``image`` and ``p2`` (``image.device`` reads its place only); ``pad`` its two
+    # positional parameters; ``one`` has a single one, which meets nothing.
+    assert scan(text).kept_arguments == {"draw_polygon": (0, 1, 2), "draw_line": (0, 2), "pad": (0, 1)}
+    assert scan(text).as_json() != scan(text.replace("p1 = p1.to(image.device).long()", "p1 = p1.long()")).as_json()
+    assert _position_of("kept_arguments") == len(scan(text).as_json()) - 1
+
+
+DRAWING = """\
+    import torch
+
+
+    def draw_polygon(images, polygons, colors):
+        if images.device != polygons.device:
+            raise ValueError("images and polygons must share a device")
+        return images * colors + polygons.sum()
+
+
+    def draw_line(image, points, color):
+        points = points.to(image.device)
+        return image + points.sum() + color
+    """
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ("draw_polygon(images, points, colors)", ["tests/test_draw.py:8"]),
+        ("draw_line(images, points, colors)", []),  # it moves the points to the image's device
+        ("draw_polygon(images, points, colors).cpu()", ["tests/test_draw.py:8"]),
+        ("draw_polygon(images.cpu(), points, colors.cpu()).to(device)", []),  # made off the device, then moved
+    ],
+)
+def test_a_factory_given_with_device_tensors_to_a_project_function_that_keeps_them_meets_them(tmp_path, call, expected):
+    """kornia ac7c4f6139: test points from ``torch.linspace`` on the CPU, given with an image on
+    the test's device to ``draw_convex_polygons``, which never moves them (and refuses the mix)."""
+    write(tmp_path, {
+        "mylib/__init__.py": "",
+        "mylib/draw.py": DRAWING,
+        "tests/test_draw.py": f"""\
+            import torch
+            from mylib.draw import draw_line, draw_polygon
+
+
+            def test_draw(device):
+                images = torch.zeros(1, 3, 8, 8, device=device)
+                colors = torch.ones(1, 3, 1, 1, device=device)
+                points = torch.linspace(0, 1, steps=8)[None]
+                out = {call}
+                assert out.shape == images.shape
+            """,
+    })
+    assert _findings(tmp_path) == expected

@@ -418,6 +418,52 @@ def is_scalar_index(node: cst.BaseExpression, scalars: set[str]) -> bool:
     return False
 
 
+#: Conversions whose receiver, moved at once, was made off the device: ``.pin_memory()`` too,
+#: which only a CPU tensor has.
+_MOVES = frozenset({"to", "cuda", "pin_memory"})
+
+
+def calls_moved_at_once(body: list[cst.CSTNode]) -> frozenset[cst.Call]:
+    """The calls a function's `body_nodes` move as soon as they return, through reshapes and
+    indexing (``rel_to_rect(boxes, sz).view(1, -1, 4).to(device)``), or whose result the next
+    statement moves (``inputs, labels = self.mask_tokens(inputs)`` then ``inputs, labels =
+    inputs.to(d), labels.to(d)``): what they computed was off the device, and so were the tensors
+    they were given."""
+    moved: set[cst.Call] = set()
+    for node in body:
+        receiver = _moved_receiver(node)
+        while isinstance(receiver, (cst.Call, cst.Attribute, cst.Subscript)):
+            if type(receiver) is cst.Call:
+                moved.add(receiver)
+                receiver = receiver.func
+            receiver = receiver.value if isinstance(receiver, (cst.Attribute, cst.Subscript)) else receiver
+    for block in body:
+        if type(block) is not cst.IndentedBlock:
+            continue
+        for statement, following in zip(block.body, block.body[1:]):
+            if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:
+                continue
+            assign = statement.body[0]
+            if type(assign) is not cst.Assign or type(assign.value) is not cst.Call:
+                continue
+            targets = {target.value for target in bound_targets(assign) if type(target) is cst.Name}
+            moved_names = {receiver.value for receiver in map(_moved_receiver, walk(following)) if type(receiver) is cst.Name}
+            if targets and targets <= moved_names:
+                moved.add(assign.value)
+    return frozenset(moved)
+
+
+def _moved_receiver(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """What ``node`` moves to a device, if it is such a call: ``x`` of ``x.to(d)``, ``x.cuda()``,
+    ``x.pin_memory()`` (not of a cast, ``x.to(torch.int64)``)."""
+    if not (type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _MOVES):
+        return None
+    first = node.args[0].value if node.args else None
+    if isinstance(first, cst.Attribute) and f"torch.{first.attr.value}" in torch_api.DTYPES:
+        return None
+    return node.func.value
+
+
 class FunctionBody:
     """What one function's own body shows, each fact read from its `body_nodes` on first use
     and kept: the flow walk asks again every time it walks the function again."""
@@ -454,6 +500,10 @@ class FunctionBody:
         if self._bound_to_used is None:
             self._bound_to_used = calls_bound_to_tensors(self.nodes, self.used_as_tensors(imports, lenient=False))
         return self._bound_to_used
+
+    @cached_property
+    def calls_moved_at_once(self) -> frozenset[cst.Call]:
+        return calls_moved_at_once(self.nodes)
 
     @cached_property
     def indexed_parameter(self) -> Optional[int]:

@@ -848,6 +848,7 @@ class FlowAnalysis:
         made = self._project_instance(node.func, scope)
         if made is not None:
             return made
+        self._meet_kept_arguments(node, argument_values, scope)
         if isinstance(node.func, cst.Attribute):
             callee = self._evaluate(node.func, scope)
             if callee.kind is Kind.MODULE:
@@ -863,7 +864,7 @@ class FlowAnalysis:
                 return Value(Kind.IN_PLACE if local_class.defines_to else Kind.UNKNOWN, type_name=node.func.value)
             helper = self.functions.get(node.func.value)
             if helper is not None and scope.lookup(node.func.value) is None:
-                self._seed(helper, argument_values, offset=0)
+                self._seed(helper, self._given_off_the_device(node, argument_values), offset=0)
                 returned = self._returned_by(helper, scope, argument_values)  # registers this caller too
                 placing = self.body_of(helper).cpu_default_placing_parameter
                 if placing is not None and not passes_parameter(node, helper, placing):
@@ -937,6 +938,28 @@ class FlowAnalysis:
         if tensor_values and torch_api.computes_tensor(qualified):
             return Value(Kind.TENSOR, combine(tensor_values).place)  # what it makes is new: no factory to fix
         return UNKNOWN
+
+    def _meet_kept_arguments(self, node: cst.Call, argument_values, scope: Scope) -> None:
+        """``draw_convex_polygon(image, torch.stack((x, y), -1), color)``: a function of another file
+        of the project that never moves what it is given at some positions (`ProjectView.kept_arguments`)
+        combines the tensors given there where they are; a CPU factory's tensor among them meets
+        the others (kornia's draw tests, ac7c4f6139). A position the function moves is no meeting,
+        nor a call whose result is moved at once (pytracking's box helpers)."""
+        dotted = dotted_name(node.func) if self.project is not None else None
+        if dotted is None or self.project is None or scope.lookup(dotted.partition(".")[0]) is not None:
+            return
+        if self._body is not None and node in self.body_of(self._body).calls_moved_at_once:
+            return  # ``rel_to_rect(boxes + shifts, sz).to(device)``: it works off the device
+        kept = self.project.kept_arguments(dotted)
+        if not kept:
+            return
+        given = [
+            (arg.value, value)
+            for position, (arg, value) in enumerate(argument_values)
+            if position in kept and arg.keyword is None and not arg.star
+        ]
+        if any(value.is_cpu_factory_tensor for _, value in given):
+            self._record_meeting(node, given)
 
     def _meet_out_tensors(self, written: cst.BaseExpression, argument_values) -> None:
         """``torch.linalg.cholesky_ex(A, out=(L, torch.empty(n, dtype=torch.int32)))``: a torch
@@ -1136,7 +1159,8 @@ class FlowAnalysis:
             and receiver.place is not Place.DEVICE
             and method in owner.running_methods
         )
-        self._seed(helper, argument_values, offset=0 if decorated_with(helper, "staticmethod") else 1, building=building)
+        given = self._given_off_the_device(node, argument_values)
+        self._seed(helper, given, offset=0 if decorated_with(helper, "staticmethod") else 1, building=building)
         return self._returned_by(helper, scope, argument_values)
 
     def _evaluate_move(self, node: cst.Call, receiver: Value, method: str) -> Value:
@@ -1316,6 +1340,17 @@ class FlowAnalysis:
         forward = method_named(local.node, "forward") if local is not None else None
         result = self.returns.get(forward) if forward is not None else None
         return result.kind if result is not None else Kind.UNKNOWN
+
+    def _given_off_the_device(self, node: cst.Call, argument_values):
+        """The arguments of a call of a helper of the file as it receives them: on the CPU, those
+        of unknown place, when the caller moves the result to the device at once (reformer's
+        ``mask_tokens(inputs)``, given the tokenizer's tensors, `calls_moved_at_once`)."""
+        if self._body is None or node not in self.body_of(self._body).calls_moved_at_once:
+            return argument_values
+        return [
+            (arg, replace(value, place=Place.CPU) if value.place is Place.UNKNOWN and not value.origins else value)
+            for arg, value in argument_values
+        ]
 
     def _seed(self, helper: cst.FunctionDef, argument_values, offset: int, building: bool = False) -> None:
         """Remember which inputs of a helper arrive on the device, to walk it with them: each

@@ -176,6 +176,9 @@ class FileFacts:
     #: The modules the file star-imports at module level (``.fcn8s``, ``models``): what they
     #: import, it re-exports (`ProjectView.torch_names_of_star_import`).
     star_imports: frozenset[str] = frozenset()
+    #: Top-level function of two positional parameters or more -> the positions of those its body
+    #: never moves (`_kept_positions`): a tensor given there meets the others where it is.
+    kept_arguments: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def as_json(self) -> list:
         classes = {name: [list(bases), sorted(methods)] for name, (bases, methods) in sorted(self.classes.items())}
@@ -193,6 +196,7 @@ class FileFacts:
             sorted(self.process_group_backends),
             self.compiles_cuda_on_import,
             sorted(self.star_imports),
+            {name: list(positions) for name, positions in sorted(self.kept_arguments.items())},
         ]
 
 
@@ -229,8 +233,12 @@ def scan(text: str) -> FileFacts:
             classes[name] = (bases, methods | makers)
     returns = {}
     device_functions = set()
+    kept_arguments = {}
     for function in _FUNCTION.finditer(text):
         body = text[function.end() : _next_top(tops, function.end())]
+        kept = _kept_positions(body)
+        if kept:
+            kept_arguments[function.group(1)] = kept
         if _ONE_PARAMETER.match(body) and _returns_a_device(_method_body(text, function.start(), _next_top(tops, function.end()))):
             device_functions.add(function.group(1))
         called = []
@@ -257,6 +265,7 @@ def scan(text: str) -> FileFacts:
         _process_group_backends(text) if "init_process_group" in text else frozenset(),
         "cpp_extension" in text and _compiles_cuda_on_import(text),
         frozenset(module for key, module in top_level_imports.items() if key.startswith("*")),
+        kept_arguments,
     )
 
 
@@ -292,6 +301,58 @@ def _arguments_end(text: str, start: int, limit: int) -> int:
         depth += {"(": 1, ")": -1}.get(text[end], 0)
         end += 1
     return end
+
+
+#: What may move a parameter to another device, read off a body line from which the parameter's
+#: reads of its place and shape (`_PLACE_READ`) are gone: a conversion of it, a copy of it made
+#: with a device (``torch.as_tensor(p, device=d)``, ``to_device(p, d)``).
+_MOVE_WORDS = re.compile(r"\.(?:to|cuda|type_as)\(|device|as_tensor\(|tensor\(|\bto\(")
+#: A string literal of one line: its words are no code.
+_STRING = re.compile(r"""(['"])(?:\\.|(?!\1).)*\1""")
+#: A parameter ``{}`` read for its place or shape only (``p.device``, ``p.shape``), which moves nothing.
+_PLACE_READ = r"\b{}[ \t]*\.[ \t]*(?:device|dtype|shape|ndim|is_cuda)\b|\b{}[ \t]*\.[ \t]*(?:size|dim)\(\)"
+
+
+def _kept_positions(function: str) -> tuple[int, ...]:
+    """The positions of a top-level function's positional parameters that its body never moves
+    (``function``: its text from just past ``def name(``): no line reading one holds a conversion
+    (``p.to(image.device)``, ``p.cuda()``, ``p.type_as(x)``) or a device (``torch.as_tensor(p,
+    device=d)``), reads of the parameter's own place or shape aside. Kornia's ``draw_convex_polygon
+    (images, polygons, colors)`` keeps all three, and checks they share a device; its ``draw_line``
+    moves its points to the image's device. Only functions of two such parameters or more, the
+    ones that can meet."""
+    end = _arguments_end(function, 0, 2000)
+    parameters = []
+    for part in _top_level_parts(_COMMENT.sub("", function[: end - 1])):
+        written = re.match(r"[ \t\n]*(\w+)", part)
+        if written is None or part.strip().startswith("*"):
+            break  # ``*args``, keyword-only parameters: no position to read
+        parameters.append(written.group(1))
+    if len(parameters) < 2:
+        return ()
+    lines = [_STRING.sub("''", _COMMENT.sub("", line)) for line in function[end:].splitlines()]
+    kept = []
+    for position, name in enumerate(parameters):
+        read = re.compile(rf"\b{name}\b")
+        place_read = re.compile(_PLACE_READ.format(name, name))
+        if not any(read.search(line) for line in lines):
+            continue
+        if not any(_MOVE_WORDS.search(stripped) and read.search(stripped) for stripped in (place_read.sub("", line) for line in lines)):
+            kept.append(position)
+    return tuple(kept) if len(kept) >= 2 else ()
+
+
+def _top_level_parts(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets (a signature's parameters)."""
+    parts, depth, start = [], 0, 0
+    for index, character in enumerate(text):
+        depth += character in "([{"
+        depth -= character in ")]}"
+        if character == "," and depth == 0:
+            parts.append(text[start:index])
+            start = index + 1
+    parts.append(text[start:])
+    return [part for part in parts if part.strip() and part.strip() != "/"]
 
 
 def _process_group_backends(text: str) -> frozenset[str]:
@@ -975,6 +1036,14 @@ class ProjectView:
         target = self._resolve(self.path, callee, 0)
         return target is not None and target[0] == "function" and target[2] in self._facts(target[1]).device_functions
 
+    def kept_arguments(self, callee: str) -> tuple[int, ...]:
+        """The positions at which ``callee`` (a name of the file), a function of another file of
+        the project, never moves what it is given (`FileFacts.kept_arguments`)."""
+        target = self._resolve(self.path, callee, 0)
+        if target is None or target[0] != "function" or target[1] == self.path:
+            return ()
+        return self._facts(target[1]).kept_arguments.get(target[2], ())
+
     def imports_project_module(self, imported: str) -> bool:
         """``imported`` (a dotted name the file imports) is in a module of the project."""
         return self._module_file(self.path, imported) is not None
@@ -1010,7 +1079,7 @@ class ProjectView:
         head, _, rest = dotted.partition(".")
         if not rest and head in facts.classes:
             return ("class", path, head)
-        if not rest and (head in facts.returns or head in facts.device_functions):
+        if not rest and (head in facts.returns or head in facts.device_functions or head in facts.kept_arguments):
             return ("function", path, head)
         imported = facts.imports.get(head)
         if imported is None:

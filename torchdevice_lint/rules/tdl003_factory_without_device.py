@@ -19,7 +19,9 @@ class FactoryWithoutDevice(Rule):
     `.cuda()`, the output of a model that was moved, or what a library function (or a module
     of another file) computes from tensors on the device. A comparison that refuses two
     devices is a meeting too: `torch.allclose`, `torch.equal`, `torch.testing.assert_close`
-    and test suites' `assert_close` wrappers. Tensors that come in from the caller
+    and test suites' `assert_close` wrappers, and so is a call of a function of another file of
+    the project that never moves the tensors it is given there (kornia's
+    `draw_convex_polygon(image, points, color)`). Tensors that come in from the caller
     (the arguments of a function, what is computed from them) live on the caller's device (an
     argument is a tensor when the code uses it as one, or its annotation or docstring says so:
     `offset (torch.Tensor): ...`); so
@@ -44,7 +46,9 @@ class FactoryWithoutDevice(Rule):
     (`assert isinstance(edge_index, torch.LongTensor)`), the CPU branch of a device test (the
     `else` of `if x.is_cuda:` or of `if torch.cuda.is_available():`, the body of `if not ...:`),
     tensors from a helper of the file that places what it returns with a `device="cpu"` (or
-    `None`) parameter the call leaves out (`uniform_sample(n, low, high)`),
+    `None`) parameter the call leaves out (`uniform_sample(n, low, high)`), a helper whose
+    callers move what it returns to the device at once (`labels = self.mask_tokens(inputs)`
+    then `labels = labels.to(device)`),
     tests that put nothing on a device themselves, and the helpers only tests use.
 
     ## Example
