@@ -1484,7 +1484,7 @@ def test_scan_reads_the_arguments_a_function_keeps_where_they_are():
     # positional parameters; ``one`` has a single one, which meets nothing.
     assert scan(text).kept_arguments == {"draw_polygon": (0, 1, 2), "draw_line": (0, 2), "pad": (0, 1)}
     assert scan(text).as_json() != scan(text.replace("p1 = p1.to(image.device).long()", "p1 = p1.long()")).as_json()
-    assert _position_of("kept_arguments") == len(scan(text).as_json()) - 1
+    assert scan(text).as_json()[_position_of("kept_arguments")] == {"draw_line": [0, 2], "draw_polygon": [0, 1, 2], "pad": [0, 1]}
 
 
 DRAWING = """\
@@ -1531,4 +1531,77 @@ def test_a_factory_given_with_device_tensors_to_a_project_function_that_keeps_th
                 assert out.shape == images.shape
             """,
     })
+    assert _findings(tmp_path) == expected
+
+
+def test_scan_reads_the_names_called_where_they_work_off_the_device():
+    text = textwrap.dedent('''\
+        from util import box_ops
+        from pytracking import dcf
+
+
+        class Panoptic(Dataset):
+            def __getitem__(self, index):
+                masks = torch.as_tensor(np.load(self.paths[index]))
+                return box_ops.masks_to_boxes(masks), self.target(index), len(masks)
+
+
+        def collate_fn(batch):
+            return pad_batch(batch)
+
+
+        def initialize(self, sz):
+            self.window = dcf.hann2d(sz).to(self.params.device)
+            self.reg = dcf.get_reg_filter(sz, self.target_sz(2)).view(1, -1)[0].cuda()
+            self.label = dcf.label_function(sz).to(torch.float32)  # a cast: no move
+            self.kept = dcf.gauss(sz)
+        ''')
+    assert scan(text).cpu_callees == {
+        "box_ops.masks_to_boxes", "torch.as_tensor", "np.load", "pad_batch", "dcf.hann2d", "dcf.get_reg_filter"
+    }
+
+
+BOX_OPS = """\
+    import torch
+
+
+    def masks_to_boxes(masks):
+        if masks.numel() == 0:
+            return torch.zeros((0, 4), device=masks.device)
+        h, w = masks.shape[-2:]
+        y = torch.arange(0, h, dtype=torch.float)
+        return (masks * y.unsqueeze(-1)).flatten(1).max(-1)[0]
+    """
+
+
+@pytest.mark.parametrize(
+    ("caller", "expected"),
+    [
+        ("    return masks_to_boxes(masks)\n", ["util/box_ops.py:8"]),
+        ("    return masks_to_boxes(masks).to(device)\n", []),
+    ],
+)
+def test_a_function_the_project_calls_off_the_device_works_on_the_cpu(tmp_path, caller, expected):
+    """Deformable-DETR's ``masks_to_boxes`` is called in a Dataset's ``__getitem__`` only, on masks
+    from NumPy: its ``torch.arange`` meets CPU masks. pytracking's trackers move what
+    ``dcf.get_reg_filter(...)`` returns at once. Called otherwise, it works on the caller's device."""
+    write(tmp_path, {
+        "util/__init__.py": "",
+        "util/box_ops.py": BOX_OPS,
+        "datasets/panoptic.py": """\
+            import numpy as np
+            import torch
+            from util.box_ops import masks_to_boxes
+
+
+            class Panoptic(torch.utils.data.Dataset):
+                def __getitem__(self, index):
+                    masks = torch.as_tensor(np.load(self.paths[index]))
+                    return masks_to_boxes(masks)
+            """,
+        "engine.py": "from util.box_ops import masks_to_boxes\n\n\ndef boxes(masks, device):\n" + caller,
+    })
+    findings = _findings(tmp_path)
+    assert [f for f in findings if f.startswith("util/")] == []
+    (tmp_path / "datasets/panoptic.py").unlink()
     assert _findings(tmp_path) == expected

@@ -223,6 +223,8 @@ class FileAnalysis:
             return None
         if only_test_code_uses(self.module, functions[-1]) or asserts_cpu_tensor(functions[0], self.imports):
             return None
+        if self.called_off_the_device(functions[-1]):
+            return None
         if not self.flow.touches_device and functions[-1].name.value in self._run_by_the_file():
             return None  # a file that names no device and runs this function itself: the host
         here = functions[0]
@@ -256,6 +258,11 @@ class FileAnalysis:
             None,
         )
         return kept if kept is not None else self._returned_to_caller(factory, meetings, here)
+
+    def called_off_the_device(self, function: cst.FunctionDef) -> bool:
+        """``function`` is a top-level function that the project calls where it works on the CPU
+        (`ProjectView.called_off_the_device`): its callers give it CPU tensors."""
+        return function in self.module.body and self.project.called_off_the_device(function.name.value)
 
     def _run_by_the_file(self) -> set[str]:
         """Functions of the file its own top-level code runs, directly or through functions that

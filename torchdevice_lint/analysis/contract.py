@@ -18,14 +18,14 @@ from torchdevice_lint.analysis.tree import walk
 from torchdevice_lint.analysis.values import Place, Value
 
 #: Functions that build batches on the CPU, before anything moves them.
-_DATA_LOADING_FUNCTIONS = ("__getitem__", "__iter__", "__next__", "collate")
+DATA_LOADING_FUNCTIONS = ("__getitem__", "__iter__", "__next__", "collate")
 #: Words in an ``if`` test that make its branches a choice between CPU and device.
 _AVAILABILITY_WORDS = ("is_available", "cpu")
 
 
 def is_data_loading(function: cst.FunctionDef) -> bool:
     """``__getitem__``, ``collate_fn``: functions that build batches on the CPU."""
-    return any(word in function.name.value for word in _DATA_LOADING_FUNCTIONS)
+    return any(word in function.name.value for word in DATA_LOADING_FUNCTIONS)
 
 
 def runs_on_cpu(module: cst.Module, ancestors: Sequence[cst.CSTNode]) -> bool:

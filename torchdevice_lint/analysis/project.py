@@ -27,6 +27,7 @@ view over its own text only: it still sees its own classes.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import hashlib
 import io
@@ -41,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
 from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.contract import DATA_LOADING_FUNCTIONS
 
 #: Methods of a class that tell how its conversions behave.
 TRACKED_METHODS = ("to", "cuda")
@@ -179,6 +181,10 @@ class FileFacts:
     #: Top-level function of two positional parameters or more -> the positions of those its body
     #: never moves (`_kept_positions`): a tensor given there meets the others where it is.
     kept_arguments: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    #: The names (as the file writes them: ``box_ops.masks_to_boxes``) the file calls where they
+    #: work off the device: inside data loading (``__getitem__``, ``collate_fn``), or with the
+    #: result moved to the device at once (``dcf.hann2d(sz).to(device)``).
+    cpu_callees: frozenset[str] = frozenset()
 
     def as_json(self) -> list:
         classes = {name: [list(bases), sorted(methods)] for name, (bases, methods) in sorted(self.classes.items())}
@@ -197,6 +203,7 @@ class FileFacts:
             self.compiles_cuda_on_import,
             sorted(self.star_imports),
             {name: list(positions) for name, positions in sorted(self.kept_arguments.items())},
+            sorted(self.cpu_callees),
         ]
 
 
@@ -266,6 +273,7 @@ def scan(text: str) -> FileFacts:
         "cpp_extension" in text and _compiles_cuda_on_import(text),
         frozenset(module for key, module in top_level_imports.items() if key.startswith("*")),
         kept_arguments,
+        _cpu_callees(text),
     )
 
 
@@ -303,14 +311,61 @@ def _arguments_end(text: str, start: int, limit: int) -> int:
     return end
 
 
-#: What may move a parameter to another device, read off a body line from which the parameter's
-#: reads of its place and shape (`_PLACE_READ`) are gone: a conversion of it, a copy of it made
-#: with a device (``torch.as_tensor(p, device=d)``, ``to_device(p, d)``).
+#: A function that builds batches on the CPU (`contract.is_data_loading`): its ``def`` line.
+_DATA_LOADING_DEF = re.compile(rf"^[ \t]*def[ \t]+\w*(?:{'|'.join(DATA_LOADING_FUNCTIONS)})\w*[ \t]*\(", re.MULTILINE)
+#: A call of a name that is not a method of a value (``box_ops.masks_to_boxes(``, not ``x.sum(``).
+_NAMED_CALL = re.compile(r"(?<![\w.)\]'\"])([A-Za-z_][\w.]*)[ \t]*\(")
+#: A call's closing parenthesis, then reshapes or indexing, then a move to a device.
+_MOVED_AT_ONCE = re.compile(
+    r"\)(?:[ \t]*\.[ \t]*\w+[ \t]*\([^()\n]*\)|[ \t]*\[[^\[\]\n]*\])*[ \t]*\.[ \t]*(?:to|cuda|pin_memory)[ \t]*\("
+    r"(?![ \t]*(?:dtype[ \t]*=|torch\.(?:float|half|double|bfloat16|int|long|short|bool|uint8)))"
+)
+#: The dotted name just before a call's opening parenthesis.
+_CALLEE_BEFORE = re.compile(r"(?<![\w.)\]])([A-Za-z_][\w.]*)[ \t]*$")
+
+
+def _cpu_callees(text: str) -> frozenset[str]:
+    """`FileFacts.cpu_callees`: names called in the body of a data-loading function, and names
+    called whose result the same expression moves to the device (`_MOVED_AT_ONCE`)."""
+    callees: set[str] = set()
+    if any(word in text for word in DATA_LOADING_FUNCTIONS):
+        for definition in _DATA_LOADING_DEF.finditer(text):
+            for line in _method_body(text, definition.start(), len(text)):
+                callees.update(name for name in _NAMED_CALL.findall(line) if not name.startswith(("self.", "super")))
+    if ".to(" in text or ".cuda(" in text or ".pin_memory(" in text:
+        for moved in _MOVED_AT_ONCE.finditer(text):
+            opening = _opening_parenthesis(text, moved.start())
+            callee = _CALLEE_BEFORE.search(text, max(0, opening - 200), opening) if opening > 0 else None
+            if callee is not None and not callee.group(1).startswith(("self.", "super")):
+                callees.add(callee.group(1))
+    return frozenset(callees - _BUILTIN_CALLS)
+
+
+#: Calls that are no function of a project: builtins and the constructors of Python values.
+_BUILTIN_CALLS = frozenset(dir(builtins))
+
+
+def _opening_parenthesis(text: str, closing: int) -> int:
+    """Where the parenthesis that the one at ``closing`` closes opens (-1 past 2,000 characters)."""
+    depth = 0
+    for position in range(closing, max(-1, closing - 2000), -1):
+        depth += {")": 1, "(": -1}.get(text[position], 0)
+        if depth == 0:
+            return position
+    return -1
+
+
+#: A line that may move what it reads to another device: a conversion (``p.to(d)``, ``p.cuda()``,
+#: ``p.type_as(x)``), a copy made with a device (``torch.as_tensor(p, device=d)``, ``to_device(p, d)``).
 _MOVE_WORDS = re.compile(r"\.(?:to|cuda|type_as)\(|device|as_tensor\(|tensor\(|\bto\(")
+#: An identifier (or a number).
+_WORD = re.compile(r"\w+")
 #: A string literal of one line: its words are no code.
 _STRING = re.compile(r"""(['"])(?:\\.|(?!\1).)*\1""")
-#: A parameter ``{}`` read for its place or shape only (``p.device``, ``p.shape``), which moves nothing.
-_PLACE_READ = r"\b{}[ \t]*\.[ \t]*(?:device|dtype|shape|ndim|is_cuda)\b|\b{}[ \t]*\.[ \t]*(?:size|dim)\(\)"
+#: A name, and the member read off it if any (``p.device``).
+_READ = re.compile(r"\b(\w+)\b(?:[ \t]*\.[ \t]*(\w+))?")
+#: Members that read a tensor's place or shape, and move nothing.
+_PLACE_MEMBERS = frozenset({"device", "dtype", "shape", "ndim", "is_cuda", "size", "dim"})
 
 
 def _kept_positions(function: str) -> tuple[int, ...]:
@@ -330,15 +385,18 @@ def _kept_positions(function: str) -> tuple[int, ...]:
         parameters.append(written.group(1))
     if len(parameters) < 2:
         return ()
-    lines = [_STRING.sub("''", _COMMENT.sub("", line)) for line in function[end:].splitlines()]
-    kept = []
-    for position, name in enumerate(parameters):
-        read = re.compile(rf"\b{name}\b")
-        place_read = re.compile(_PLACE_READ.format(name, name))
-        if not any(read.search(line) for line in lines):
-            continue
-        if not any(_MOVE_WORDS.search(stripped) and read.search(stripped) for stripped in (place_read.sub("", line) for line in lines)):
-            kept.append(position)
+    body = function[end:]
+    read = set(_WORD.findall(body))
+    moved: set[str] = set()  # names a line that may move them reads for more than their place
+    line_end = -1
+    for match in _MOVE_WORDS.finditer(body):
+        if match.start() < line_end:
+            continue  # the line is read already
+        line_end = body.find("\n", match.end())
+        line_end = len(body) if line_end < 0 else line_end
+        line = _STRING.sub("''", _COMMENT.sub("", body[body.rfind("\n", 0, match.start()) + 1 : line_end]))
+        moved.update(name for name, member in _READ.findall(line) if member not in _PLACE_MEMBERS)
+    kept = [position for position, name in enumerate(parameters) if name in read and name not in moved]
     return tuple(kept) if len(kept) >= 2 else ()
 
 
@@ -824,6 +882,19 @@ class ProjectIndex:
         return scan(text)
 
     @functools.cached_property
+    def functions_called_off_the_device(self) -> frozenset[tuple[str, str]]:
+        """(path, name) of the top-level functions of the project that some file calls where they
+        work off the device (`FileFacts.cpu_callees`)."""
+        resolver = ProjectView(self, None, "")
+        found = set()
+        for path, facts in self.files.items():
+            for callee in facts.cpu_callees:
+                home = resolver.home_of(path, callee)
+                if home is not None:
+                    found.add(home)
+        return frozenset(found)
+
+    @functools.cached_property
     def fingerprint(self) -> str:
         """A digest of every fact: findings cached under another fingerprint are not reused."""
         digest = hashlib.sha256()
@@ -1044,6 +1115,13 @@ class ProjectView:
             return ()
         return self._facts(target[1]).kept_arguments.get(target[2], ())
 
+    def called_off_the_device(self, function: str) -> bool:
+        """A file of the project calls the top-level function ``function`` of this file where it
+        works on the CPU: in data loading (Deformable-DETR's ``masks_to_boxes`` in a Dataset's
+        ``__getitem__``), or moving its result to the device at once (pytracking's
+        ``dcf.get_reg_filter(...).to(self.params.device)``)."""
+        return (self.path, function) in self.index.functions_called_off_the_device
+
     def imports_project_module(self, imported: str) -> bool:
         """``imported`` (a dotted name the file imports) is in a module of the project."""
         return self._module_file(self.path, imported) is not None
@@ -1069,6 +1147,21 @@ class ProjectView:
         if path == self.path:
             return self._own
         return self.index.files.get(path) or FileFacts()
+
+    def home_of(self, path: str, dotted: str, hops: int = 0) -> Optional[tuple[str, str]]:
+        """Where the name ``dotted`` that the file at ``path`` calls is defined, if in the project:
+        (the file, the name there), followed through imports and re-exports. The file's own
+        names are its own (a builtin never reaches here: `FileFacts.cpu_callees` has none)."""
+        if hops > MAX_HOPS:
+            return None
+        head, _, rest = dotted.partition(".")
+        imported = self._facts(path).imports.get(head)
+        if imported is None:
+            return None if rest else (path, head)
+        module = self._module_file(path, f"{imported}.{rest}" if rest else imported)
+        if module is None or not module[1]:
+            return None
+        return self.home_of(module[0], module[1], hops + 1)
 
     def _resolve(self, path: str, dotted: str, hops: int) -> Optional[tuple[str, ...]]:
         """What ``dotted`` names in the file at ``path``: ("class", path, name),

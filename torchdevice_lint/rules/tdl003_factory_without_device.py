@@ -48,7 +48,9 @@ class FactoryWithoutDevice(Rule):
     tensors from a helper of the file that places what it returns with a `device="cpu"` (or
     `None`) parameter the call leaves out (`uniform_sample(n, low, high)`), a helper whose
     callers move what it returns to the device at once (`labels = self.mask_tokens(inputs)`
-    then `labels = labels.to(device)`),
+    then `labels = labels.to(device)`; `dcf.hann2d(sz).to(device)` in another file of the
+    project), a function another file calls in data loading (`masks_to_boxes(masks)` in a
+    Dataset's `__getitem__`),
     tests that put nothing on a device themselves, and the helpers only tests use.
 
     ## Example

@@ -103,6 +103,8 @@ class FactoryMeetsArgument(Rule):
         functions = self.context.enclosing_functions()
         if not meetings or not functions or in_test_code(self.analysis.imports, self.context.ancestors):
             return
+        if self.analysis.called_off_the_device(functions[-1]):
+            return  # its callers give it CPU tensors
         if self.analysis.caller_device_meeting(node, self.context.ancestors, self.context.statement()) is not None:
             return  # the caller's device: TDL003's
         # A tensor of this function whose place nothing shows: from a helper of another file,
