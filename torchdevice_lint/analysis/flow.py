@@ -97,6 +97,11 @@ _SHAPE_OF_ARGUMENT = frozenset({"expand_as", "view_as", "reshape_as"})
 _PASS_THROUGH_ITERATORS = frozenset({"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter"})
 
 
+#: Rounds of walking again the functions whose seeds or callees' return values changed: a chain
+#: of helpers (``c = unflatten01(flatten01(a))``) settles one link per round or two.
+_MAX_REWALKS = 5
+
+
 class FlowAnalysis:
     """Runs the walk over a parsed module and keeps every fact it derived."""
 
@@ -127,6 +132,10 @@ class FlowAnalysis:
         self.text = source_text
         self._counter = 0
         self._seeds: dict[cst.FunctionDef, dict[int, Value]] = {}
+        #: Per helper, the CPU factories its calls pass, and by position of a parameter with a
+        #: default, those passed by the calls that give that parameter (`_met_at_one_call`).
+        self._passed_origins: dict[cst.FunctionDef, set[cst.CSTNode]] = {}
+        self._passed_beside: dict[cst.FunctionDef, dict[int, set[cst.CSTNode]]] = {}
         self._reseeded: set[cst.FunctionDef] = set()
         self._calls_in: dict[cst.FunctionDef, frozenset[cst.CSTNode]] = {}
         #: Bodies that called a function of the file before its return value was known.
@@ -176,7 +185,7 @@ class FlowAnalysis:
             self._walk_function(function)
         # Helpers called with device tensors, and callers that ran before their callees'
         # return values were known: walk them again.
-        for _ in range(3):
+        for _ in range(_MAX_REWALKS):
             pending = [f for f in ordered if f in self._reseeded or f in self._awaiting]
             rewalk_module = self.module in self._awaiting
             self._reseeded.clear()
@@ -1248,6 +1257,11 @@ class FlowAnalysis:
         # ``value[dims]``) does not come back from this one either.
         scalars = frozenset(origin for origin in returned.scalar_origins if origin in passed or origin in made_here)
         if kept == returned.origins and scalars == returned.scalar_origins:
+            given = [value for _, value in argument_values if value.origins & kept or value.scalar_origins & scalars]
+            if returned.elsewhere is not None and not any(value.elsewhere is not None for value in given):
+                # ``flatten01(a)`` in a sanity check of a CPU ``torch.rand``: the device tensors
+                # other calls pass (``flatten01(obs)``) do not come back from this one.
+                return replace(returned, elsewhere=None)
             return returned
         if kept or scalars:
             return replace(returned, origins=kept, scalar_origins=scalars, elements=None)
@@ -1352,14 +1366,40 @@ class FlowAnalysis:
             for arg, value in argument_values
         ]
 
+    def _met_at_one_call(self, participants: Sequence[tuple]) -> Sequence[tuple]:
+        """The participants of a meeting in a helper, without the CPU factories its callers pass
+        that never come with the device tensor a parameter with a default holds there: tests call
+        ``rank_formula(p, l, mask=mask)`` on the device and ``rank_formula(p, l)`` on the host
+        (allennlp's Spearman tests), and the host's tensors never meet that mask."""
+        function = self._body
+        beside = self._passed_beside.get(function) if function is not None else None
+        if function is None or not beside:
+            return participants
+        names = parameter_names(function)
+        kept: Optional[set[cst.CSTNode]] = None
+        for expression, value in participants:
+            if isinstance(expression, cst.Name) and value.place is Place.DEVICE and expression.value in names:
+                position = names.index(expression.value)
+                if position in beside:
+                    kept = (kept or set()) | beside[position]
+        if kept is None:
+            return participants
+        foreign = self._passed_origins[function] - kept  # passed only by calls leaving it out
+        return [
+            (expression, replace(value, origins=value.origins - foreign) if value.origins & foreign else value)
+            for expression, value in participants
+        ]
+
     def _seed(self, helper: cst.FunctionDef, argument_values, offset: int, building: bool = False) -> None:
         """Remember which inputs of a helper arrive on the device, to walk it with them: each
         positional argument and each keyword argument the parameter it names."""
         seeds = self._seeds.setdefault(helper, {})
         names = parameter_names(helper)
+        given, passed = set(range(offset)), set()
         for index, (arg, value) in enumerate(argument_values):
             if self._expecting_errors or building:
                 value = without_origins(value)
+            passed |= value.origins
             if arg.star:
                 return
             if arg.keyword is None:
@@ -1368,16 +1408,22 @@ class FlowAnalysis:
                 position = names.index(arg.keyword.value)  # ``backwarp(tenInput=a, tenFlow=f)``
             else:
                 continue  # one for ``**kwargs``
+            given.add(position)
             previous = seeds.get(position)
             seeded = value if previous is None else merge_call_sites(previous, value)
             if seeded != previous and (seeded.kind is not Kind.UNKNOWN or seeded.place is not Place.UNKNOWN):
                 seeds[position] = seeded
                 self._reseeded.add(helper)
+        self._passed_origins.setdefault(helper, set()).update(passed)
+        beside = self._passed_beside.setdefault(helper, {})
+        for position, param in enumerate(parameters(helper)):
+            if param.default is not None and position in given:
+                beside.setdefault(position, set()).update(passed)
 
     def _record_meeting(self, site: cst.CSTNode, participants: Sequence[tuple]) -> None:
         self._meeting_log.record(
             site,
-            participants,
+            self._met_at_one_call(participants),
             self._body,
             self._counter,
             judged=not self._expecting_errors,
