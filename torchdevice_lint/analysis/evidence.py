@@ -432,11 +432,14 @@ def calls_moved_at_once(body: list[cst.CSTNode]) -> frozenset[cst.Call]:
     moved: set[cst.Call] = set()
     for node in body:
         receiver = _moved_receiver(node)
-        while isinstance(receiver, (cst.Call, cst.Attribute, cst.Subscript)):
+        while receiver is not None:
             if type(receiver) is cst.Call:
                 moved.add(receiver)
                 receiver = receiver.func
-            receiver = receiver.value if isinstance(receiver, (cst.Attribute, cst.Subscript)) else receiver
+            elif type(receiver) is cst.Attribute or type(receiver) is cst.Subscript:
+                receiver = receiver.value
+            else:
+                receiver = None
     for block in body:
         if type(block) is not cst.IndentedBlock:
             continue

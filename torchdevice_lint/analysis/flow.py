@@ -957,7 +957,7 @@ class FlowAnalysis:
         dotted = dotted_name(node.func) if self.project is not None else None
         if dotted is None or self.project is None or scope.lookup(dotted.partition(".")[0]) is not None:
             return
-        if self._body is not None and node in self.body_of(self._body).calls_moved_at_once:
+        if self._moved_at_once(node):
             return  # ``rel_to_rect(boxes + shifts, sz).to(device)``: it works off the device
         kept = self.project.kept_arguments(dotted)
         if not kept:
@@ -1359,12 +1359,17 @@ class FlowAnalysis:
         """The arguments of a call of a helper of the file as it receives them: on the CPU, those
         of unknown place, when the caller moves the result to the device at once (reformer's
         ``mask_tokens(inputs)``, given the tokenizer's tensors, `calls_moved_at_once`)."""
-        if self._body is None or node not in self.body_of(self._body).calls_moved_at_once:
+        if not self._moved_at_once(node):
             return argument_values
         return [
             (arg, replace(value, place=Place.CPU) if value.place is Place.UNKNOWN and not value.origins else value)
             for arg, value in argument_values
         ]
+
+    def _moved_at_once(self, call: cst.Call) -> bool:
+        """The function being walked moves what ``call`` returns to the device at once
+        (`calls_moved_at_once`)."""
+        return self._body is not None and call in self.body_of(self._body).calls_moved_at_once
 
     def _met_at_one_call(self, participants: Sequence[tuple]) -> Sequence[tuple]:
         """The participants of a meeting in a helper, without the CPU factories its callers pass
@@ -1376,15 +1381,18 @@ class FlowAnalysis:
         if function is None or not beside:
             return participants
         names = parameter_names(function)
-        kept: Optional[set[cst.CSTNode]] = None
-        for expression, value in participants:
-            if isinstance(expression, cst.Name) and value.place is Place.DEVICE and expression.value in names:
-                position = names.index(expression.value)
-                if position in beside:
-                    kept = (kept or set()) | beside[position]
-        if kept is None:
+        defaulted_on_device = [
+            beside[names.index(expression.value)]
+            for expression, value in participants
+            if isinstance(expression, cst.Name)
+            and value.place is Place.DEVICE
+            and expression.value in names
+            and names.index(expression.value) in beside
+        ]
+        if not defaulted_on_device:
             return participants
-        foreign = self._passed_origins[function] - kept  # passed only by calls leaving it out
+        # Passed only by the calls that leave those parameters out.
+        foreign = self._passed_origins[function] - set().union(*defaulted_on_device)
         return [
             (expression, replace(value, origins=value.origins - foreign) if value.origins & foreign else value)
             for expression, value in participants

@@ -318,7 +318,7 @@ _NAMED_CALL = re.compile(r"(?<![\w.)\]'\"])([A-Za-z_][\w.]*)[ \t]*\(")
 #: A call's closing parenthesis, then reshapes or indexing, then a move to a device.
 _MOVED_AT_ONCE = re.compile(
     r"\)(?:[ \t]*\.[ \t]*\w+[ \t]*\([^()\n]*\)|[ \t]*\[[^\[\]\n]*\])*[ \t]*\.[ \t]*(?:to|cuda|pin_memory)[ \t]*\("
-    r"(?![ \t]*(?:dtype[ \t]*=|torch\.(?:float|half|double|bfloat16|int|long|short|bool|uint8)))"
+    rf"(?![ \t]*(?:dtype[ \t]*=|{'|'.join(re.escape(dtype) for dtype in sorted(torch_api.DTYPES))}))"
 )
 #: The dotted name just before a call's opening parenthesis.
 _CALLEE_BEFORE = re.compile(r"(?<![\w.)\]])([A-Za-z_][\w.]*)[ \t]*$")
@@ -1110,10 +1110,10 @@ class ProjectView:
     def kept_arguments(self, callee: str) -> tuple[int, ...]:
         """The positions at which ``callee`` (a name of the file), a function of another file of
         the project, never moves what it is given (`FileFacts.kept_arguments`)."""
-        target = self._resolve(self.path, callee, 0)
-        if target is None or target[0] != "function" or target[1] == self.path:
+        home = self.home_of(self.path, callee)
+        if home is None or home[0] == self.path:
             return ()
-        return self._facts(target[1]).kept_arguments.get(target[2], ())
+        return self._facts(home[0]).kept_arguments.get(home[1], ())
 
     def called_off_the_device(self, function: str) -> bool:
         """A file of the project calls the top-level function ``function`` of this file where it
@@ -1172,7 +1172,7 @@ class ProjectView:
         head, _, rest = dotted.partition(".")
         if not rest and head in facts.classes:
             return ("class", path, head)
-        if not rest and (head in facts.returns or head in facts.device_functions or head in facts.kept_arguments):
+        if not rest and (head in facts.returns or head in facts.device_functions):
             return ("function", path, head)
         imported = facts.imports.get(head)
         if imported is None:

@@ -128,6 +128,8 @@ class ReceiverJudge:
         #: Names whose bindings are being judged, with their scope: a binding may read the name again.
         self._judging: set[tuple[str, Optional[int]]] = set()
         self._fixture_defs: Optional[dict[str, cst.FunctionDef]] = None
+        #: Per scope, the names it shows are no tensors (`names_shown_not_tensors`).
+        self._not_tensors: dict[Union[cst.FunctionDef, cst.Module], set[str]] = {}
         libraries = self._imported_libraries()
         self._container_names = frozenset().union(
             *(names for library, names in CONTAINER_LIBRARIES.items() if library in libraries)
@@ -193,7 +195,11 @@ class ReceiverJudge:
         """The scope holding the statement shows ``name`` is no tensor (`names_shown_not_tensors`):
         jukebox stages its ``priors``, modules made in another file, on the GPU with
         ``prior.cuda()`` and back with ``prior.cpu()``, and reads ``prior.n_ctx`` between."""
-        return name in names_shown_not_tensors(_walk_scope(functions[0] if functions else self.analysis.module))
+        scope = functions[0] if functions else self.analysis.module
+        names = self._not_tensors.get(scope)
+        if names is None:
+            names = self._not_tensors[scope] = names_shown_not_tensors(_walk_scope(scope))
+        return name in names
 
     def _names_class(self, node: cst.BaseExpression) -> bool:
         """``FpQuantLinear``, ``layers.QuantLinear``, ``A if cond else B`` of such: a class, by

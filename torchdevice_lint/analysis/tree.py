@@ -200,6 +200,7 @@ def bound_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
             unpacked.append(target)
     return unpacked
 
+
 def called_name(call: cst.Call) -> Optional[str]:
     """The last name of what ``call`` calls: ``exit`` for ``sys.exit(1)`` and ``exit()``, None
     for a call of anything else (``fns[0](x)``)."""
