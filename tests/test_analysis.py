@@ -209,7 +209,7 @@ def test_the_argument_a_method_call_gives_for_a_parameter(call, given):
 def test_mentions_device_reads_what_the_regular_expression_it_replaces_reads(text):
     import re
 
-    from torchdevice_lint.analysis.flow import mentions_device
+    from torchdevice_lint.analysis.devices import mentions_device
 
     assert mentions_device(text) == bool(re.search(r"\bcuda\b|device|\.to\(|\bmps\b|accelerator|\bxpu\b", text))
 

@@ -1605,3 +1605,59 @@ def test_a_function_the_project_calls_off_the_device_works_on_the_cpu(tmp_path, 
     assert [f for f in findings if f.startswith("util/")] == []
     (tmp_path / "datasets/panoptic.py").unlink()
     assert _findings(tmp_path) == expected
+
+
+STACKED_BLOCKS = """\
+    import torch
+    from torch import nn
+
+
+    class Block(nn.Module):
+        def __init__(self, width):
+            super().__init__()
+            self.linear = nn.Linear(width, width)
+
+        def forward(self, x):
+            return self.linear(x)
+
+
+    class Stack(nn.Module):
+        def __init__(self, width, depth):
+            super().__init__()
+            self.width = width
+            self.blocks = nn.ModuleList([Block(width) for _ in range(depth)])
+
+        def forward(self, x):
+            total = torch.zeros(x.shape[0], self.width)
+            for block in self.blocks:
+                total = total + block(x)
+            return total
+
+
+    def build_stack(width):
+        return Stack(width, depth=2)
+    """
+
+
+@pytest.mark.parametrize(
+    ("trainer", "script", "expected"),
+    [
+        ("def fit(model, batch, device):\n    return model.to(device)(batch.to(device))\n", "", ["mylib/stack.py:21"]),
+        ("def fit(model, batch):\n    return model(batch)\n", "", []),  # no file names a device: the host
+        (
+            "def fit(model, batch, device):\n    return model.to(device)(batch.to(device))\n",
+            "\n\n    if __name__ == '__main__':\n        print(Stack(4, 2)(torch.ones(2, 4)))\n",
+            [],  # the file runs its own modules: a script on the host
+        ),
+    ],
+)
+def test_a_library_file_that_names_no_device_is_device_code_where_the_project_names_one(tmp_path, trainer, script, expected):
+    """darts cc70f34ae4: N-BEATS' stack sums its blocks' outputs into ``torch.zeros(n, width)``;
+    the file builds its modules (``build_stack``) and names no device, the library's trainer
+    moves them."""
+    write(tmp_path, {
+        "mylib/__init__.py": "",
+        "mylib/stack.py": STACKED_BLOCKS + script,
+        "mylib/train.py": trainer,
+    })
+    assert _findings(tmp_path) == expected

@@ -120,7 +120,6 @@ class FileAnalysis:
         self._meetings_by_origin: Optional[dict[cst.Call, Meeting]] = None
         self._unplaced_by_origin: Optional[dict[cst.Call, list[Meeting]]] = None
         self._argument_derived: dict[cst.FunctionDef, dict[str, str]] = {}
-        self._run_names: Optional[set[str]] = None
         self._rebound_later: dict[cst.FunctionDef, dict[str, int]] = {}
 
     def qualified_name(self, node: cst.BaseExpression) -> Optional[str]:
@@ -225,7 +224,7 @@ class FileAnalysis:
             return None
         if self.called_off_the_device(functions[-1]):
             return None
-        if not self.flow.touches_device and functions[-1].name.value in self._run_by_the_file():
+        if not self.flow.touches_device and functions[-1].name.value in self.flow.declarations.run_by_the_file():
             return None  # a file that names no device and runs this function itself: the host
         here = functions[0]
         # Only the function's arguments and what is computed from them: a tensor from a helper
@@ -263,37 +262,6 @@ class FileAnalysis:
         """``function`` is a top-level function that the project calls where it works on the CPU
         (`ProjectView.called_off_the_device`): its callers give it CPU tensors."""
         return function in self.module.body and self.project.called_off_the_device(function.name.value)
-
-    def _run_by_the_file(self) -> set[str]:
-        """Functions of the file its own top-level code runs, directly or through functions that
-        it runs (``main()`` under ``if __name__ == "__main__":``). A helper only other functions
-        call (gpytorch's ``_psd_safe_cholesky`` under ``psd_safe_cholesky(A)``, 101d3729b3)
-        runs where their callers' callers put their tensors."""
-        if self._run_names is not None:
-            return self._run_names
-        functions = self.flow.functions
-        called_in: dict[str, set[str]] = {
-            name: {n.func.value for n in walk(function.body) if isinstance(n, cst.Call) and isinstance(n.func, cst.Name)}
-            for name, function in functions.items()
-        }
-        pending: list[str] = []
-        stack: list[cst.CSTNode] = list(self.module.body)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                continue
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
-                pending.append(node.func.value)
-            stack.extend(node.children)
-        run: set[str] = set()
-        while pending:
-            name = pending.pop()
-            if name in run:
-                continue
-            run.add(name)
-            pending.extend(called_in.get(name, ()))
-        self._run_names = run
-        return run
 
     def _returned_to_caller(self, factory: cst.Call, meetings: Sequence[Meeting], here: cst.FunctionDef) -> Optional[CallerMeeting]:
         """The helper returns the factory's tensor to a function of the file that meets its own

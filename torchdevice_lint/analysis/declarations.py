@@ -17,7 +17,7 @@ from torchdevice_lint.analysis.evidence import methods_reached_from
 from torchdevice_lint.analysis.imports import ImportTable, dotted_name
 from torchdevice_lint.analysis.project import ProjectView
 from torchdevice_lint.analysis.scopes import ClassInfo
-from torchdevice_lint.analysis.tree import iter_child_nodes, method_named
+from torchdevice_lint.analysis.tree import iter_child_nodes, method_named, walk
 
 #: Methods of a module whose positional inputs arrive on the module's device.
 ENTRY_METHODS = frozenset({"forward", "training_step", "validation_step", "test_step", "predict_step"})
@@ -43,8 +43,40 @@ class Declarations:
         #: Names this file calls: its own functions and classes that it runs itself.
         self.called_names: set[str] = set()
         self.sets_default_device = False
+        self._module = module
+        self._run_names: Optional[set[str]] = None
         self._collect(module, None, None)
         self._judge_classes()
+
+    def run_by_the_file(self) -> set[str]:
+        """Functions and classes of the file its own top-level code runs, directly or through
+        functions that it runs (``main()`` under ``if __name__ == "__main__":``). A helper only
+        other functions call (gpytorch's ``_psd_safe_cholesky`` under ``psd_safe_cholesky(A)``,
+        101d3729b3) runs where their callers' callers put their tensors."""
+        if self._run_names is not None:
+            return self._run_names
+        called_in: dict[str, set[str]] = {
+            name: {n.func.value for n in walk(function.body) if isinstance(n, cst.Call) and isinstance(n.func, cst.Name)}
+            for name, function in self.functions.items()
+        }
+        pending: list[str] = []
+        stack: list[cst.CSTNode] = list(self._module.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+                pending.append(node.func.value)
+            stack.extend(node.children)
+        run: set[str] = set()
+        while pending:
+            name = pending.pop()
+            if name in run:
+                continue
+            run.add(name)
+            pending.extend(called_in.get(name, ()))
+        self._run_names = run
+        return run
 
     def _collect(self, node: cst.CSTNode, function: Optional[cst.FunctionDef], klass: Optional[cst.ClassDef]) -> None:
         for child in iter_child_nodes(node):

@@ -9,7 +9,6 @@ on UNKNOWN.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Iterable, Optional, Sequence
 
@@ -17,7 +16,12 @@ import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.declarations import ENTRY_METHODS, Declarations
-from torchdevice_lint.analysis.devices import looks_like_accelerator_flag, looks_like_device_name, parse_device
+from torchdevice_lint.analysis.devices import (
+    looks_like_accelerator_flag,
+    looks_like_device_name,
+    mentions_device,
+    parse_device,
+)
 from torchdevice_lint.analysis.evidence import (
     FunctionBody,
     assigned_names,
@@ -77,19 +81,10 @@ from torchdevice_lint.analysis.values import (
     without_origins,
 )
 
-#: Words that name a device only as whole words (``device``, ``.to(``, ``accelerator`` count anywhere).
-_DEVICE_WORDS = {word: re.compile(rf"\b{word}\b") for word in ("cuda", "mps", "xpu")}
-
-
-def mentions_device(text: str) -> bool:
-    """Whether code names a device, moves anything or calls ``.cuda()``: the text holds
-    ``device``, ``.to(``, ``accelerator``, or the word ``cuda``, ``mps`` or ``xpu``. Substring
-    tests first: one regular expression of these alternatives tries each at every position of
-    a file that has none (0.04 s of the 0.9 s the analysis takes on torch/nn)."""
-    if "device" in text or ".to(" in text or "accelerator" in text:
-        return True
-    return any(word in text and pattern.search(text) for word, pattern in _DEVICE_WORDS.items())
-
+#: The type of a Python list of modules (``[Block(n) for _ in range(k)]``), as the flow names it.
+_MODULE_LIST = "builtins.list"
+#: Modules whose iteration gives their submodules (not ``nn.ModuleDict``: its keys).
+_ITERABLE_MODULES = frozenset({_MODULE_LIST, "torch.nn.ModuleList", "torch.nn.Sequential"})
 
 #: Tensor methods that take another tensor for its shape only: ``expand_as(other)``.
 _SHAPE_OF_ARGUMENT = frozenset({"expand_as", "view_as", "reshape_as"})
@@ -161,10 +156,15 @@ class FlowAnalysis:
     def _run(self) -> None:
         parents = self.declarations.parents
         # A module's forward runs on whatever device its caller chose, named in this file or
-        # not; a file that makes its own modules and never names a device runs them on the host.
+        # not; a file that makes its own modules and never names a device runs them on the host,
+        # unless the file runs none of its code itself and another file of the project names a
+        # device (darts' N-BEATS blocks, moved to the GPU by the library's trainer: cc70f34ae4).
+        made_here = self.called_names
+        if self.project is not None and self.project.device_named_elsewhere():
+            if not self.declarations.run_by_the_file() & (self.classes.keys() | self.functions.keys()):
+                made_here = set()
         self.touches_device |= any(
-            info.is_module and info.running_methods and name not in self.called_names
-            for name, info in self.classes.items()
+            info.is_module and info.running_methods and name not in made_here for name, info in self.classes.items()
         )
         module_scope = Scope(self.module, None, None)
         self.scopes[self.module] = module_scope
@@ -564,6 +564,9 @@ class FlowAnalysis:
         if enumerated and isinstance(target, cst.Tuple) and len(target.elements) == 2:
             self._assign(target.elements[0].value, UNKNOWN, scope)
             target = target.elements[1].value
+        if items.kind is Kind.MODULE and items.type_name in _ITERABLE_MODULES:
+            self._assign(target, Value(Kind.MODULE, items.place), scope)  # ``for block in self.blocks:``
+            return
         if items.kind is Kind.LOADER and isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self._assign(element.value, Value(Kind.TENSOR, Place.CPU), scope)
@@ -572,6 +575,18 @@ class FlowAnalysis:
         item = self.yields.get(generator) if generator is not None else None
         # Values cross the function boundary without their origin: a fix stays local.
         self._assign(target, without_origins(item) if item is not None else UNKNOWN, scope)
+
+    def _makes_a_module(self, node: cst.BaseExpression, scope: Scope) -> bool:
+        """``Block(width)`` for a module class of the file, ``nn.Linear(n, n)``: without evaluating
+        ``node``, whose names a comprehension binds."""
+        if not isinstance(node, cst.Call):
+            return False
+        if isinstance(node.func, cst.Name) and scope.lookup(node.func.value) is None:
+            local = self.classes.get(node.func.value)
+            if local is not None:
+                return bool(local.is_module)
+        qualified = self.imports.qualified_name(node.func)
+        return qualified is not None and torch_api.is_torch_nn_module_class(qualified)
 
     def _local_function(self, call: cst.BaseExpression, scope: Scope) -> Optional[cst.FunctionDef]:
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and scope.lookup(call.func.value) is None:
@@ -743,12 +758,19 @@ class FlowAnalysis:
                 return CPU_DEVICE if text.startswith("cpu") else DEVICE_OBJECT
             self._evaluate_children(node, scope)
             return UNKNOWN
+        if isinstance(node, cst.ListComp) and self._makes_a_module(node.elt, scope):
+            # ``[Block(width) for _ in range(depth)]``: iterated, it gives modules (`_bind_loop_target`).
+            return Value(Kind.MODULE, Place.CPU, type_name=_MODULE_LIST)
         if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             return UNKNOWN  # their own bindings would shadow ours: stay out
         if isinstance(node, (cst.Tuple, cst.List)):
             values = [self._evaluate(element.value, scope) for element in node.elements]
             if any(isinstance(element, cst.StarredElement) for element in node.elements):
                 return UNKNOWN
+            if isinstance(node, cst.List) and values and all(value.kind is Kind.MODULE for value in values):
+                # ``[trend, seasonality]``: iterated, it gives modules (`_bind_loop_target`).
+                place = values[0].place if all(value.place is values[0].place for value in values) else Place.UNKNOWN
+                return Value(Kind.MODULE, place, type_name=_MODULE_LIST, elements=tuple(values))
             return Value(elements=tuple(values))
         if isinstance(node, cst.Yield):
             if node.value is not None and not isinstance(node.value, cst.From):
@@ -844,6 +866,8 @@ class FlowAnalysis:
         else:
             operands = [node.left, *(target.comparator for target in node.comparisons)]
         values = [(operand, self._evaluate(operand, scope)) for operand in operands]
+        if isinstance(node.left, cst.List) and values[0][1].type_name == _MODULE_LIST:
+            return values[0][1]  # ``[block] * depth``: the same module, shared
         self._record_meeting(node, values)
         return combine([value for _, value in values])
 

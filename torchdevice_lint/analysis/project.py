@@ -43,6 +43,7 @@ from typing import Callable, Iterable, Optional
 
 from torchdevice_lint.analysis import torch_api
 from torchdevice_lint.analysis.contract import DATA_LOADING_FUNCTIONS
+from torchdevice_lint.analysis.devices import mentions_device
 
 #: Methods of a class that tell how its conversions behave.
 TRACKED_METHODS = ("to", "cuda")
@@ -185,6 +186,8 @@ class FileFacts:
     #: work off the device: inside data loading (``__getitem__``, ``collate_fn``), or with the
     #: result moved to the device at once (``dcf.hann2d(sz).to(device)``).
     cpu_callees: frozenset[str] = frozenset()
+    #: The file names a device, moves anything or calls ``.cuda()`` (`mentions_device`).
+    names_device: bool = False
 
     def as_json(self) -> list:
         classes = {name: [list(bases), sorted(methods)] for name, (bases, methods) in sorted(self.classes.items())}
@@ -204,6 +207,7 @@ class FileFacts:
             sorted(self.star_imports),
             {name: list(positions) for name, positions in sorted(self.kept_arguments.items())},
             sorted(self.cpu_callees),
+            self.names_device,
         ]
 
 
@@ -274,6 +278,7 @@ def scan(text: str) -> FileFacts:
         frozenset(module for key, module in top_level_imports.items() if key.startswith("*")),
         kept_arguments,
         _cpu_callees(text),
+        mentions_device(text),
     )
 
 
@@ -895,6 +900,10 @@ class ProjectIndex:
         return frozenset(found)
 
     @functools.cached_property
+    def files_naming_a_device(self) -> frozenset[str]:
+        return frozenset(path for path, facts in self.files.items() if facts.names_device)
+
+    @functools.cached_property
     def fingerprint(self) -> str:
         """A digest of every fact: findings cached under another fingerprint are not reused."""
         digest = hashlib.sha256()
@@ -1121,6 +1130,11 @@ class ProjectView:
         ``__getitem__``), or moving its result to the device at once (pytracking's
         ``dcf.get_reg_filter(...).to(self.params.device)``)."""
         return (self.path, function) in self.index.functions_called_off_the_device
+
+    def device_named_elsewhere(self) -> bool:
+        """Another file of the project names a device: the modules this file defines may be
+        moved there by code it does not hold (a library's trainer, a training script)."""
+        return bool(self.index.files_naming_a_device - {self.path})
 
     def imports_project_module(self, imported: str) -> bool:
         """``imported`` (a dotted name the file imports) is in a module of the project."""
