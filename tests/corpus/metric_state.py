@@ -1,5 +1,7 @@
 # Metric accumulators that keep their state on the CPU until the first batch arrives, then
 # follow the predictions' device; derived tensors are made on the state's own device.
+from typing import Union
+
 import torch
 
 
@@ -45,3 +47,31 @@ class RunningMean:
     def compute(self) -> torch.Tensor:
         scale = torch.ones(1, device=self.total.device)  # ok: TDL003
         return self.total * scale / max(self.count, 1)
+
+
+
+class EarlyStopping:
+    """State kept on the CPU and moved to the metric's device at each use (``.to(val.device)``),
+    with the metric a CPU tensor on one path (a float given) and the caller's on the other
+    (torchtnt's EarlyStopChecker): what is moved there meets ``val`` beside it, on each path."""
+
+    def __init__(self, minimize: bool = True):
+        self.minimize = minimize
+        self.reset()
+
+    def reset(self) -> None:
+        inf = torch.tensor([float("inf")])  # ok: TDL003
+        self.best = inf if self.minimize else -inf
+
+    def check(self, val: Union[torch.Tensor, float]) -> bool:
+        if isinstance(val, float):
+            val = torch.tensor([val])  # ok: TDL003
+        if val.numel() != 1:
+            raise ValueError("expected one value")
+        if torch.lt(val, self.best.to(val.device)):
+            print(self._improvement(val))
+            return False
+        return True
+
+    def _improvement(self, val: torch.Tensor) -> torch.Tensor:
+        return torch.abs(self.best.to(val.device) - val)

@@ -890,6 +890,12 @@ class FlowAnalysis:
             return self._evaluate_method_call(node, receiver, node.func.attr.value, argument_values, scope)
         callee = self._evaluate(node.func, scope)
         if isinstance(node.func, cst.Name):
+            if node.func.value == "getattr" and len(argument_values) > 1 and scope.lookup("getattr") is None:
+                owner = argument_values[0][1]
+                if owner.kind is Kind.MODULE:
+                    # ``getattr(self, f"conv_{i}")``: a member registered under a computed name,
+                    # a layer (or a parameter) where the module is.
+                    return Value(Kind.MODULE, owner.place)
             local_class = self.classes.get(node.func.value)
             if local_class is not None and scope.lookup(node.func.value) is None:
                 if local_class.is_module:
@@ -1181,6 +1187,13 @@ class FlowAnalysis:
             owner = self.classes.get(receiver.type_name)
         helper = method_named(owner.node, method) if owner is not None else None
         if helper is None:
+            if owner is not None and owner is scope.owner_class and owner.is_module and method in owner.attributes and any(
+                value.place is Place.DEVICE and value.kind is not Kind.DEVICE and not value.origins
+                for _, value in argument_values
+            ):
+                # ``self._activation(convolution(tokens))``: a callable the module holds (a layer
+                # of another file, a function) computes on the device it is given, as a layer does.
+                return Value(place=Place.DEVICE)
             return UNKNOWN
         # A module's own method that runs on its device (reached from ``forward``), called while
         # the module is being built (``self._combine(dummy_input, ...)`` in ``append``): its
@@ -1213,8 +1226,13 @@ class FlowAnalysis:
         if self.imports.qualified_name(target) in torch_api.DTYPES or names_a_dtype(target):
             return receiver
         target_value = self.values.get(target, UNKNOWN)
+        if target_value.kind is not Kind.TENSOR and isinstance(target, cst.Attribute) and target.attr.value == "device":
+            target_value = self.values.get(target.value, UNKNOWN)  # ``.to(val.device)``
         if target_value.kind is Kind.TENSOR:
-            return receiver.moved_to(target_value.place)
+            # Where ``val`` is, on every path: a CPU factory on one (``val = torch.tensor([val])``
+            # for a float) and the caller's device on another. What meets ``val`` then is beside it.
+            moved = receiver.moved_to(target_value.place)
+            return replace(moved, origins=target_value.origins, elsewhere=target_value.elsewhere)
         return receiver.moved_to(device_argument_place(target, self.values))
 
     def _evaluate_type_conversion(self, node: cst.Call, receiver: Value, scope: Scope) -> Value:
