@@ -70,3 +70,26 @@ class FlowScheduler:
         timestep_id = torch.argmin((self.timesteps[:, None] - timestep).abs(), dim=0)
         sigma = self.sigmas[timestep_id].to(original_samples)
         return (1 - sigma) * original_samples + sigma * noise
+
+
+class AttentionReport:
+    """Items of a dict the caller passes (a model's output) are the caller's tensors, on each
+    path that reads them; another path that builds the name with a factory does not make it
+    a helper's result (pytorch-forecasting's TFT ``interpret_output``, dc0de12cca)."""
+
+    def __init__(self, max_length: int):
+        self.max_length = max_length
+
+    def interpret(self, out: dict):
+        if isinstance(out["attention"], (list, tuple)):
+            first = out["attention"][0]
+            attention = torch.full((len(out["attention"]), self.max_length), float("nan"), device=first.device)  # ok: TDL003
+        else:
+            attention = out["attention"]
+            shifts = attention.size(-1) - out["lengths"]
+            index = (torch.arange(attention.size(-1))[None].expand_as(attention) - shifts[:, None]) % attention.size(-1)  # expect: TDL003
+            attention = torch.gather(attention, dim=-1, index=index)
+            if attention.size(-1) < self.max_length:
+                pad = self.max_length - out["lengths"].max()
+                attention = torch.cat([attention.new_zeros(attention.size(0), pad), attention], dim=-1)
+        return attention

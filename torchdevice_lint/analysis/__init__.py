@@ -403,6 +403,13 @@ class FileAnalysis:
                         for element in walk(target):
                             if isinstance(element, cst.Name):
                                 bindings.setdefault(element.value, []).append(unpacked)
+        # ``out`` of ``attn = out["attn"]``: its other items are the caller's too (``out["lengths"].max()``).
+        containers = frozenset(
+            root
+            for name in items
+            for value in bindings.get(name, ())
+            if scope is not None and reads_parameter(value, scope.parameters) and (root := _root_name(value)) is not None
+        )
         changed = True
         while changed:
             changed = False
@@ -412,8 +419,10 @@ class FileAnalysis:
                 # A name rebound from itself (``signal = torch.cat([signal, pad])``, ``x = x.t()``)
                 # counts when its other bindings do: the rebinding keeps it where it was.
                 with_itself = {**derived, name: name}
-                seeding = [value for value in values if self._computed_from(value, derived)]
-                if seeding and all(self._computed_from(value, with_itself) for value in values):
+                seeding = [value for value in values if self._computed_from(value, derived, containers)]
+                if seeding and all(
+                    self._computed_from(value, with_itself, containers) or self._made_here(value) for value in values
+                ):
                     source = next(n for n in sorted(_read_names(seeding[0])) if n in derived)
                     derived[name] = derived[source]
                     changed = True
@@ -422,7 +431,8 @@ class FileAnalysis:
             foreign = [
                 value
                 for value in values
-                if not self._computed_from(value, derived)
+                if not self._computed_from(value, derived, containers)
+                and not self._made_here(value)
                 and not (name in items and scope is not None and reads_parameter(value, scope.parameters))
             ]
             if name in derived and foreign:
@@ -453,7 +463,15 @@ class FileAnalysis:
                 tested.update(name.value for name in walk(node.test) if isinstance(name, cst.Name))
         return names - tested
 
-    def _computed_from(self, expression: cst.BaseExpression, names: dict[str, str]) -> bool:
+    def _made_here(self, expression: cst.BaseExpression) -> bool:
+        """``torch.zeros(n)`` on another branch (``if isinstance(out, list): attn = torch.zeros(n)
+        else: attn = out["attn"]``): where the name holds the caller's tensor, the flow says so at
+        each site; a factory's tensor is no helper's result of unknown place."""
+        return isinstance(expression, cst.Call) and self.qualified_name(expression.func) in torch_api.FACTORIES
+
+    def _computed_from(
+        self, expression: cst.BaseExpression, names: dict[str, str], containers: frozenset[str] = frozenset()
+    ) -> bool:
         if not _read_names(expression) & names.keys():
             return False
         value = self.flow.values.get(expression, UNKNOWN)
@@ -478,7 +496,7 @@ class FileAnalysis:
                 continue
             if isinstance(node.func, cst.Attribute):
                 receiver = _read_names(node.func.value)
-                if receiver and receiver <= names.keys() | {"torch"}:
+                if receiver and receiver <= names.keys() | containers | {"torch"}:
                     continue
                 if _root_name(node.func.value) in names:
                     continue  # ``task_idcs[..., self.index].unsqueeze(-1)``: a method of part of it
@@ -613,4 +631,3 @@ def _parameters_given(caller: cst.FunctionDef, helper: cst.FunctionDef, derived:
             elif index + offset < len(params):
                 given.append(params[index + offset])
     return given
-
