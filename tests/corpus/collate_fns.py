@@ -6,6 +6,8 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_sequence
 from torch.utils.data import DataLoader
 
+from .batching import stack_examples
+
 
 def pad_collate(batch):
     seqs, labels = zip(*batch)
@@ -81,3 +83,53 @@ for padded, lengths, mask, labels in loader:
     prior = torch.tensor([0.7, 0.3])  # expect: TDL003  added to device logits
     adjusted = logits + prior.log()
     print((adjusted.argmax(-1) == labels).float().mean().item())
+
+
+class DataCollatorForMaskedTokens:
+    """A collator's helper methods take the batch it just built: CPU tensors."""
+
+    def __init__(self, mask_id: int, probability: float = 0.15):
+        self.mask_id = mask_id
+        self.probability = probability
+
+    def __call__(self, examples):
+        batch = stack_examples(examples)
+        inputs, labels = self.mask_tokens(batch["input_ids"], batch["word_mask"])
+        return {"input_ids": inputs, "labels": labels}
+
+    def mask_tokens(self, inputs: torch.Tensor, word_mask: torch.Tensor):
+        labels = inputs.clone()
+        masked = word_mask.bool()
+        labels[~masked] = -100
+        random_words = torch.randint(self.mask_id, labels.shape, dtype=torch.long)  # ok: TDL003
+        inputs[masked] = random_words[masked]
+        return inputs, labels
+
+
+class RandomWalks(nn.Module):
+    """A model whose loader samples walks in its own ``collate_fn`` (PyG's MetaPath2Vec): the
+    helpers that method calls build CPU batches, whatever the tensor names say."""
+
+    def __init__(self, num_nodes: int, walk_length: int):
+        super().__init__()
+        self.num_nodes = num_nodes
+        self.walk_length = walk_length
+        self.embedding = nn.Embedding(num_nodes, 16)
+
+    def loader(self, **kwargs):
+        return DataLoader(range(self.num_nodes), collate_fn=self._sample, **kwargs)
+
+    def _sample(self, batch):
+        if not isinstance(batch, torch.Tensor):
+            batch = torch.tensor(batch, dtype=torch.long)  # ok: TDL003
+        return self._negative_walks(batch)
+
+    def _negative_walks(self, batch: torch.Tensor) -> torch.Tensor:
+        walks = [batch]
+        for _ in range(self.walk_length):
+            batch = torch.randint(0, self.num_nodes, (batch.size(0),), dtype=torch.long)  # ok: TDL003
+            walks.append(batch)
+        return torch.stack(walks, dim=-1)
+
+    def forward(self, batch: torch.Tensor) -> torch.Tensor:
+        return self.embedding(batch)

@@ -220,6 +220,8 @@ class FileAnalysis:
         functions = [node for node in reversed(ancestors) if type(node) is cst.FunctionDef]
         if not functions or in_test_code(self.imports, ancestors) or runs_on_cpu(self.module, ancestors):
             return None
+        if functions[-1] in self.batch_builders:
+            return None
         if only_test_code_uses(self.module, functions[-1]) or asserts_cpu_tensor(functions[0], self.imports):
             return None
         if self.called_off_the_device(functions[-1]):
@@ -257,6 +259,38 @@ class FileAnalysis:
             None,
         )
         return kept if kept is not None else self._returned_to_caller(factory, meetings, here)
+
+    @functools.cached_property
+    def batch_builders(self) -> frozenset[cst.FunctionDef]:
+        """Functions of the file a DataLoader runs: those given as ``collate_fn=`` (PyG's
+        ``DataLoader(..., collate_fn=self._sample)``), and the helpers only they call
+        (``self._neg_sample(batch)``). They build batches on the CPU, as a ``collate_fn`` does."""
+        declarations = self.flow.declarations
+        methods: dict[tuple[Optional[cst.ClassDef], str], cst.FunctionDef] = {}
+        for function, (outer, klass) in declarations.parents.items():
+            if outer is None:
+                methods.setdefault((klass, function.name.value), function)
+        given: set[cst.FunctionDef] = set()
+        callers: dict[cst.FunctionDef, set[cst.FunctionDef]] = {}
+        for function, (outer, klass) in declarations.parents.items():
+            for node in walk(function.body):
+                if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "collate_fn":
+                    named = _own_function(node.value, klass, methods)
+                    if named is not None:
+                        given.add(named)
+                elif isinstance(node, cst.Call):
+                    callee = _own_function(node.func, klass, methods)
+                    if callee is not None:
+                        callers.setdefault(callee, set()).add(function)
+        builders = set(given)
+        changed = True
+        while changed:
+            changed = False
+            for callee, calling in callers.items():
+                if callee not in builders and calling <= builders:
+                    builders.add(callee)
+                    changed = True
+        return frozenset(builders)
 
     def called_off_the_device(self, function: cst.FunctionDef) -> bool:
         """``function`` is a top-level function that the project calls where it works on the CPU
@@ -631,3 +665,16 @@ def _parameters_given(caller: cst.FunctionDef, helper: cst.FunctionDef, derived:
             elif index + offset < len(params):
                 given.append(params[index + offset])
     return given
+
+
+def _own_function(
+    node: cst.BaseExpression,
+    klass: Optional[cst.ClassDef],
+    functions: dict[tuple[Optional[cst.ClassDef], str], cst.FunctionDef],
+) -> Optional[cst.FunctionDef]:
+    """The function of the file ``node`` names: ``helper`` (top-level) or ``self.helper`` (a
+    method of ``klass``)."""
+    if isinstance(node, cst.Name):
+        return functions.get((None, node.value))
+    method = self_attribute(node)
+    return functions.get((klass, method)) if klass is not None and method is not None else None

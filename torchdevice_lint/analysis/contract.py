@@ -33,15 +33,22 @@ def runs_on_cpu(module: cst.Module, ancestors: Sequence[cst.CSTNode]) -> bool:
     for node in ancestors:
         if isinstance(node, cst.FunctionDef) and is_data_loading(node):
             return True
-        if isinstance(node, cst.ClassDef) and any(
-            (dotted_name(base.value) or "").endswith("Dataset") for base in node.bases
-        ):
+        if isinstance(node, cst.ClassDef) and _builds_batches(node):
             return True
         if isinstance(node, (cst.If, cst.IfExp)):
             test = module.code_for_node(node.test)
             if any(word in test for word in _AVAILABILITY_WORDS):
                 return True
     return False
+
+
+def _builds_batches(node: cst.ClassDef) -> bool:
+    """A Dataset, or a collator (``DataCollatorForLanguageModeling``, a ``collate_fn`` object):
+    what it makes is a batch, moved to the device by the loop that takes it."""
+    bases = [dotted_name(base.value) or "" for base in node.bases]
+    return any(base.endswith("Dataset") for base in bases) or any(
+        "Collat" in name for name in (node.name.value, *bases)
+    )
 
 
 def asserts_cpu_tensor(function: cst.FunctionDef, imports: ImportTable) -> bool:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
+from torchdevice_lint.analysis.contract import runs_on_cpu
 from torchdevice_lint.analysis.guards import in_test_code
 from torchdevice_lint.analysis.tree import walk
 from torchdevice_lint.findings import Fix, Safety
@@ -103,6 +104,8 @@ class FactoryMeetsArgument(Rule):
         functions = self.context.enclosing_functions()
         if not meetings or not functions or in_test_code(self.analysis.imports, self.context.ancestors):
             return
+        if runs_on_cpu(self.analysis.module, self.context.ancestors) or functions[-1] in self.analysis.batch_builders:
+            return  # a Dataset, a collator: what it meets is the batch it builds
         if self.analysis.called_off_the_device(functions[-1]):
             return  # its callers give it CPU tensors
         if self.analysis.caller_device_meeting(node, self.context.ancestors, self.context.statement()) is not None:
