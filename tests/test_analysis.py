@@ -214,6 +214,22 @@ def test_mentions_device_reads_what_the_regular_expression_it_replaces_reads(tex
     assert mentions_device(text) == bool(re.search(r"\bcuda\b|device|\.to\(|\bmps\b|accelerator|\bxpu\b", text))
 
 
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("model = Net()  # select device\nrun(model)\n", False),
+        ("# runs on cuda when there is one\n", False),
+        ("x = x.to(device)  # move it\n", True),
+        ("print('# not a comment: cuda')\n", True),  # the text after # in a string still counts
+        ("print('#') or x.cuda()\n", True),
+    ],
+)
+def test_mentions_device_leaves_out_comments(text, names):
+    from torchdevice_lint.analysis.devices import mentions_device
+
+    assert mentions_device(text) is names
+
+
 def test_walk_leaves_out_whitespace_and_nothing_else():
     """`walk` (and so every walk of the analysis and the rules) does not descend into the
     whitespace and comments between the tokens of a statement (fields named ``whitespace...``, a

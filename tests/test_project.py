@@ -1661,3 +1661,23 @@ def test_a_library_file_that_names_no_device_is_device_code_where_the_project_na
         "mylib/train.py": trainer,
     })
     assert _findings(tmp_path) == expected
+
+
+def test_a_library_file_that_runs_its_own_modules_is_host_code(tmp_path):
+    """torchmetrics' NISQA: the metric function loads the model the file defines and runs it on
+    NumPy features, on the CPU, whatever the rest of the library does with devices."""
+    write(tmp_path, {
+        "mylib/__init__.py": "",
+        "mylib/stack.py": STACKED_BLOCKS + """
+    def _load_model(width):
+        model = build_stack(width)
+        return model, width
+
+
+    def score(features):
+        model, width = _load_model(features.shape[1])
+        return model(torch.from_numpy(features))
+    """,
+        "mylib/train.py": "def fit(model, batch, device):\n    return model.to(device)(batch.to(device))\n",
+    })
+    assert _findings(tmp_path) == []

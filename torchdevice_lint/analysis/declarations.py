@@ -8,6 +8,7 @@ the file's import table, imports inside functions included.
 
 from __future__ import annotations
 
+import functools
 from typing import Optional
 
 import libcst as cst
@@ -55,10 +56,7 @@ class Declarations:
         101d3729b3) runs where their callers' callers put their tensors."""
         if self._run_names is not None:
             return self._run_names
-        called_in: dict[str, set[str]] = {
-            name: {n.func.value for n in walk(function.body) if isinstance(n, cst.Call) and isinstance(n.func, cst.Name)}
-            for name, function in self.functions.items()
-        }
+        called_in = self._names_called_by_functions
         pending: list[str] = []
         stack: list[cst.CSTNode] = list(self._module.body)
         while stack:
@@ -77,6 +75,38 @@ class Declarations:
             pending.extend(called_in.get(name, ()))
         self._run_names = run
         return run
+
+    @functools.cached_property
+    def _names_called_by_functions(self) -> dict[str, set[str]]:
+        """Top-level function -> the plain names it calls (``main`` -> ``{"train", "Net"}``)."""
+        return {
+            name: {n.func.value for n in walk(function.body) if isinstance(n, cst.Call) and isinstance(n.func, cst.Name)}
+            for name, function in self.functions.items()
+        }
+
+    def runs_own_modules(self) -> bool:
+        """The file runs the modules it makes itself: its top-level code does, or one of its
+        top-level functions calls a module it got from a class or a helper of the file
+        (``model, args = _load_model()`` then ``model(x, n)``: torchmetrics' NISQA, a model
+        the metric runs on the CPU)."""
+        if self.run_by_the_file() & (self.classes.keys() | self.functions.keys()):
+            return True
+        makers = {name for name, info in self.classes.items() if info.is_module}
+        while True:  # helpers that build one, through helpers that do
+            more = {name for name, names in self._names_called_by_functions.items() if names & makers} - makers
+            if not more:
+                break
+            makers |= more
+        for function in self.functions.values():
+            made: set[str] = set()
+            for node in walk(function.body):
+                if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call):
+                    func = node.value.func
+                    if isinstance(func, cst.Name) and func.value in makers:
+                        made |= {n.value for target in node.targets for n in walk(target.target) if isinstance(n, cst.Name)}
+            if made and any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in made for n in walk(function.body)):
+                return True
+        return False
 
     def _collect(self, node: cst.CSTNode, function: Optional[cst.FunctionDef], klass: Optional[cst.ClassDef]) -> None:
         for child in iter_child_nodes(node):

@@ -83,11 +83,34 @@ def looks_like_accelerator_switch(identifier: str) -> bool:
 _DEVICE_WORDS = {word: re.compile(rf"\b{word}\b") for word in ("cuda", "mps", "xpu")}
 
 
+#: Where code may name a device (`_names_device` says whether any does).
+_MENTION = re.compile(r"device|\.to\(|accelerator|\b(?:cuda|mps|xpu)\b")
+#: A one-line string literal, whose ``#`` starts no comment.
+_LINE_STRING = re.compile(r"'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"")
+
+
 def mentions_device(text: str) -> bool:
     """Whether code names a device, moves anything or calls ``.cuda()``: the text holds
-    ``device``, ``.to(``, ``accelerator``, or the word ``cuda``, ``mps`` or ``xpu``. Substring
-    tests first: one regular expression of these alternatives tries each at every position of
-    a file that has none (0.04 s of the 0.9 s the analysis takes on torch/nn)."""
+    ``device``, ``.to(``, ``accelerator``, or the word ``cuda``, ``mps`` or ``xpu``, outside
+    comments (MiDaS' ONNX export script says ``# select device`` and runs on the CPU).
+    Substring tests first: one regular expression of these alternatives tries each at every
+    position of a file that has none (0.04 s of the 0.9 s the analysis takes on torch/nn)."""
+    if not _names_device(text):
+        return False
+    if "#" not in text:
+        return True
+    for mention in _MENTION.finditer(text):
+        before = text[text.rfind("\n", 0, mention.start()) + 1 : mention.start()]
+        if "#" not in before:
+            return True
+        code = _LINE_STRING.sub("", before)
+        comment = code.find("#")
+        if comment < 0 or "'" in code[:comment] or '"' in code[:comment]:
+            return True  # on a line of code (in a string, maybe), not in the comment that ends it
+    return False
+
+
+def _names_device(text: str) -> bool:
     if "device" in text or ".to(" in text or "accelerator" in text:
         return True
     return any(word in text and pattern.search(text) for word, pattern in _DEVICE_WORDS.items())

@@ -157,12 +157,11 @@ class FlowAnalysis:
         parents = self.declarations.parents
         # A module's forward runs on whatever device its caller chose, named in this file or
         # not; a file that makes its own modules and never names a device runs them on the host,
-        # unless the file runs none of its code itself and another file of the project names a
+        # unless the file does not run them itself and another file of the project names a
         # device (darts' N-BEATS blocks, moved to the GPU by the library's trainer: cc70f34ae4).
         made_here = self.called_names
-        if self.project is not None and self.project.device_named_elsewhere():
-            if not self.declarations.run_by_the_file() & (self.classes.keys() | self.functions.keys()):
-                made_here = set()
+        if self.project is not None and self.project.device_named_elsewhere() and not self.declarations.runs_own_modules():
+            made_here = set()
         self.touches_device |= any(
             info.is_module and info.running_methods and name not in made_here for name, info in self.classes.items()
         )
