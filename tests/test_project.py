@@ -1681,3 +1681,23 @@ def test_a_library_file_that_runs_its_own_modules_is_host_code(tmp_path):
         "mylib/train.py": "def fit(model, batch, device):\n    return model.to(device)(batch.to(device))\n",
     })
     assert _findings(tmp_path) == []
+
+
+def test_scan_reads_the_names_every_method_of_a_dataset_calls():
+    """torchgeo: the datasets' ``plot`` methods draw masks with a helper of ``datasets/utils.py``;
+    a Dataset's methods work on the samples it loads, on the CPU, as ``__getitem__`` does."""
+    text = textwrap.dedent('''\
+        from .utils import draw_masks, percentile_normalization
+
+
+        class LandCover(NonGeoDataset):
+            def plot(self, sample):
+                image = percentile_normalization(sample["image"])
+                return draw_masks(image, sample["mask"])
+
+
+        class Trainer(LightningModule):
+            def validation_step(self, batch):
+                return overlay(batch["image"], self(batch["image"]))
+        ''')
+    assert scan(text).cpu_callees == {"percentile_normalization", "draw_masks"}

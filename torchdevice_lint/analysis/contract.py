@@ -45,10 +45,12 @@ def runs_on_cpu(module: cst.Module, ancestors: Sequence[cst.CSTNode]) -> bool:
 def _builds_batches(node: cst.ClassDef) -> bool:
     """A Dataset, or a collator (``DataCollatorForLanguageModeling``, a ``collate_fn`` object):
     what it makes is a batch, moved to the device by the loop that takes it."""
-    bases = [dotted_name(base.value) or "" for base in node.bases]
-    return any(base.endswith("Dataset") for base in bases) or any(
-        "Collat" in name for name in (node.name.value, *bases)
-    )
+    return builds_batches_by_bases([dotted_name(base.value) or "" for base in node.bases], node.name.value)
+
+
+def builds_batches_by_bases(bases: list[str], name: str = "") -> bool:
+    """`_builds_batches` from a class's name and its bases as written."""
+    return any(base.endswith("Dataset") for base in bases) or any("Collat" in part for part in (name, *bases))
 
 
 def asserts_cpu_tensor(function: cst.FunctionDef, imports: ImportTable) -> bool:

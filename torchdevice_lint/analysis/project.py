@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
 from torchdevice_lint.analysis import torch_api
-from torchdevice_lint.analysis.contract import DATA_LOADING_FUNCTIONS
+from torchdevice_lint.analysis.contract import DATA_LOADING_FUNCTIONS, builds_batches_by_bases
 from torchdevice_lint.analysis.devices import mentions_device
 
 #: Methods of a class that tell how its conversions behave.
@@ -277,7 +277,7 @@ def scan(text: str) -> FileFacts:
         "cpp_extension" in text and _compiles_cuda_on_import(text),
         frozenset(module for key, module in top_level_imports.items() if key.startswith("*")),
         kept_arguments,
-        _cpu_callees(text),
+        _cpu_callees(text, [(start, end) for start, end, name in class_spans if builds_batches_by_bases(list(classes[name][0]), name)]),
         mentions_device(text),
     )
 
@@ -329,14 +329,18 @@ _MOVED_AT_ONCE = re.compile(
 _CALLEE_BEFORE = re.compile(r"(?<![\w.)\]])([A-Za-z_][\w.]*)[ \t]*$")
 
 
-def _cpu_callees(text: str) -> frozenset[str]:
-    """`FileFacts.cpu_callees`: names called in the body of a data-loading function, and names
-    called whose result the same expression moves to the device (`_MOVED_AT_ONCE`)."""
+def _cpu_callees(text: str, dataset_spans: Iterable[tuple[int, int]]) -> frozenset[str]:
+    """`FileFacts.cpu_callees`: names called in the body of a data-loading function or of any
+    method of a Dataset (``plot``, ``_load_target``: ``dataset_spans``), and names called whose
+    result the same expression moves to the device (`_MOVED_AT_ONCE`)."""
     callees: set[str] = set()
-    if any(word in text for word in DATA_LOADING_FUNCTIONS):
-        for definition in _DATA_LOADING_DEF.finditer(text):
-            for line in _method_body(text, definition.start(), len(text)):
-                callees.update(name for name in _NAMED_CALL.findall(line) if not name.startswith(("self.", "super")))
+    definitions = [definition.start() for definition in _DATA_LOADING_DEF.finditer(text)] if any(
+        word in text for word in DATA_LOADING_FUNCTIONS
+    ) else []
+    definitions += [method.start() for start, end in dataset_spans for method in _ANY_METHOD.finditer(text, start, end)]
+    for start in sorted(set(definitions)):
+        for line in _method_body(text, start, len(text)):
+            callees.update(name for name in _NAMED_CALL.findall(line) if not name.startswith(("self.", "super")))
     if ".to(" in text or ".cuda(" in text or ".pin_memory(" in text:
         for moved in _MOVED_AT_ONCE.finditer(text):
             opening = _opening_parenthesis(text, moved.start())
