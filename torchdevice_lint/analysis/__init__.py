@@ -218,13 +218,9 @@ class FileAnalysis:
         if not meetings:
             return None
         functions = [node for node in reversed(ancestors) if type(node) is cst.FunctionDef]
-        if not functions or in_test_code(self.imports, ancestors) or runs_on_cpu(self.module, ancestors):
-            return None
-        if functions[-1] in self.batch_builders:
+        if not functions or in_test_code(self.imports, ancestors) or self.works_on_the_cpu(functions[-1], ancestors):
             return None
         if only_test_code_uses(self.module, functions[-1]) or asserts_cpu_tensor(functions[0], self.imports):
-            return None
-        if self.called_off_the_device(functions[-1]):
             return None
         if not self.flow.touches_device and functions[-1].name.value in self.flow.declarations.run_by_the_file():
             return None  # a file that names no device and runs this function itself: the host
@@ -291,6 +287,16 @@ class FileAnalysis:
                     builders.add(callee)
                     changed = True
         return frozenset(builders)
+
+    def works_on_the_cpu(self, outermost: cst.FunctionDef, ancestors: Sequence[cst.CSTNode]) -> bool:
+        """The code at ``ancestors`` (in the function ``outermost``) shows it works on the CPU:
+        data loading (a Dataset, a collator, a ``collate_fn`` and its helpers), the CPU branch
+        of a device test, or a function the project calls off the device."""
+        return (
+            runs_on_cpu(self.module, ancestors)
+            or outermost in self.batch_builders
+            or self.called_off_the_device(outermost)
+        )
 
     def called_off_the_device(self, function: cst.FunctionDef) -> bool:
         """``function`` is a top-level function that the project calls where it works on the CPU

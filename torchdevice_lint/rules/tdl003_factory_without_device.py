@@ -42,7 +42,8 @@ class FactoryWithoutDevice(Rule):
     (`torch.tensor(2.0)`), CPU index tensors used to index a device tensor (next to a device
     index too: `x[rows, cols]`; a device index into a CPU factory is flagged), the source of
     `dst.copy_(src)` (which copies across devices), and code that never places anything on a device. Nor is code that shows it runs on the CPU: data loading
-    (`__getitem__`, collate functions), a function asserting a CPU tensor type
+    (`__getitem__`, collate functions, the methods of a Dataset or a collator, a function given
+    as `collate_fn=` and the helpers only it calls), a function asserting a CPU tensor type
     (`assert isinstance(edge_index, torch.LongTensor)`), the CPU branch of a device test (the
     `else` of `if x.is_cuda:` or of `if torch.cuda.is_available():`, the body of `if not ...:`),
     tensors from a helper of the file that places what it returns with a `device="cpu"` (or
@@ -50,7 +51,7 @@ class FactoryWithoutDevice(Rule):
     callers move what it returns to the device at once (`labels = self.mask_tokens(inputs)`
     then `labels = labels.to(device)`; `dcf.hann2d(sz).to(device)` in another file of the
     project), a function another file calls in data loading (`masks_to_boxes(masks)` in a
-    Dataset's `__getitem__`),
+    Dataset's `__getitem__`, `draw_masks(image, mask)` in its `plot`),
     tests that put nothing on a device themselves, and the helpers only tests use.
 
     ## Example

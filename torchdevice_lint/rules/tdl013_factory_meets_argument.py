@@ -3,7 +3,6 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdevice_lint.analysis import torch_api
-from torchdevice_lint.analysis.contract import runs_on_cpu
 from torchdevice_lint.analysis.guards import in_test_code
 from torchdevice_lint.analysis.tree import walk
 from torchdevice_lint.findings import Fix, Safety
@@ -28,8 +27,8 @@ class FactoryMeetsArgument(Rule):
     tensors to be on the same device`.
 
     Not flagged, as for TDL003: `*_like(x)`, `x.new_*()`, factories moved before use,
-    0-dim scalars, CPU index tensors used to index, test code, and files that never name a
-    device.
+    0-dim scalars, CPU index tensors used to index, test code, data loading (Datasets,
+    collators, `collate_fn` and its helpers), and files that never name a device.
 
     ## Example
     ```python
@@ -104,10 +103,8 @@ class FactoryMeetsArgument(Rule):
         functions = self.context.enclosing_functions()
         if not meetings or not functions or in_test_code(self.analysis.imports, self.context.ancestors):
             return
-        if runs_on_cpu(self.analysis.module, self.context.ancestors) or functions[-1] in self.analysis.batch_builders:
-            return  # a Dataset, a collator: what it meets is the batch it builds
-        if self.analysis.called_off_the_device(functions[-1]):
-            return  # its callers give it CPU tensors
+        if self.analysis.works_on_the_cpu(functions[-1], self.context.ancestors):
+            return  # data loading, or callers that give it CPU tensors
         if self.analysis.caller_device_meeting(node, self.context.ancestors, self.context.statement()) is not None:
             return  # the caller's device: TDL003's
         # A tensor of this function whose place nothing shows: from a helper of another file,
