@@ -1701,3 +1701,42 @@ def test_scan_reads_the_names_every_method_of_a_dataset_calls():
                 return overlay(batch["image"], self(batch["image"]))
         ''')
     assert scan(text).cpu_callees == {"percentile_normalization", "draw_masks"}
+
+
+@pytest.mark.parametrize("losses", ["[PairLoss(), PairLoss(margin=0.2)]", "[PairLoss(), TripletLoss()]"])
+def test_modules_of_another_file_run_from_a_list_may_move_what_they_are_given(tmp_path, losses):
+    """pytorch-metric-learning's tests: ``for loss_func in [loss_a, loss_b]:`` then
+    ``loss_func(embeddings, labels)`` with CPU labels; the library's losses move the labels to
+    the embeddings' device, as a module of another file called directly is taken to."""
+    write(tmp_path, {
+        "mylib/__init__.py": "",
+        "mylib/losses.py": """\
+            import torch
+
+
+            class PairLoss(torch.nn.Module):
+                def __init__(self, margin=0.1):
+                    super().__init__()
+                    self.margin = margin
+
+                def forward(self, embeddings, labels):
+                    labels = labels.to(embeddings.device)
+                    return (embeddings.sum(1) * labels).mean() + self.margin
+
+
+            class TripletLoss(PairLoss):
+                pass
+            """,
+        "tests/test_losses.py": f"""\
+            import torch
+            from mylib.losses import PairLoss, TripletLoss
+
+
+            def test_losses(device):
+                embeddings = torch.randn(8, 4, device=device)
+                labels = torch.randint(0, 3, (8,))
+                for loss_func in {losses}:
+                    assert loss_func(embeddings, labels) > 0
+            """,
+    })
+    assert _findings(tmp_path) == []

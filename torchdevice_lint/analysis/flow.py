@@ -564,7 +564,10 @@ class FlowAnalysis:
             self._assign(target.elements[0].value, UNKNOWN, scope)
             target = target.elements[1].value
         if items.kind is Kind.MODULE and items.type_name in _ITERABLE_MODULES:
-            self._assign(target, Value(Kind.MODULE, items.place), scope)  # ``for block in self.blocks:``
+            # ``for block in self.blocks:``; of a list of one class (``[loss_a, loss_b]`` made by
+            # a class of another file, which may move what it is given), a module of that class
+            element_type = next(iter(items.may_be)) if len(items.may_be) == 1 else None
+            self._assign(target, Value(Kind.MODULE, items.place, type_name=element_type, may_be=items.may_be), scope)
             return
         if items.kind is Kind.LOADER and isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
@@ -575,17 +578,18 @@ class FlowAnalysis:
         # Values cross the function boundary without their origin: a fix stays local.
         self._assign(target, without_origins(item) if item is not None else UNKNOWN, scope)
 
-    def _makes_a_module(self, node: cst.BaseExpression, scope: Scope) -> bool:
-        """``Block(width)`` for a module class of the file, ``nn.Linear(n, n)``: without evaluating
-        ``node``, whose names a comprehension binds."""
+    def _module_made(self, node: cst.BaseExpression, scope: Scope) -> Optional[str]:
+        """The class of the module ``node`` makes: ``Block`` for ``Block(width)`` (a module class
+        of the file), ``torch.nn.Linear`` for ``nn.Linear(n, n)``; without evaluating ``node``,
+        whose names a comprehension binds."""
         if not isinstance(node, cst.Call):
-            return False
+            return None
         if isinstance(node.func, cst.Name) and scope.lookup(node.func.value) is None:
             local = self.classes.get(node.func.value)
             if local is not None:
-                return bool(local.is_module)
+                return node.func.value if local.is_module else None
         qualified = self.imports.qualified_name(node.func)
-        return qualified is not None and torch_api.is_torch_nn_module_class(qualified)
+        return qualified if qualified is not None and torch_api.is_torch_nn_module_class(qualified) else None
 
     def _local_function(self, call: cst.BaseExpression, scope: Scope) -> Optional[cst.FunctionDef]:
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and scope.lookup(call.func.value) is None:
@@ -757,9 +761,10 @@ class FlowAnalysis:
                 return CPU_DEVICE if text.startswith("cpu") else DEVICE_OBJECT
             self._evaluate_children(node, scope)
             return UNKNOWN
-        if isinstance(node, cst.ListComp) and self._makes_a_module(node.elt, scope):
+        made = self._module_made(node.elt, scope) if isinstance(node, cst.ListComp) else None
+        if made is not None:
             # ``[Block(width) for _ in range(depth)]``: iterated, it gives modules (`_bind_loop_target`).
-            return Value(Kind.MODULE, Place.CPU, type_name=_MODULE_LIST)
+            return Value(Kind.MODULE, Place.CPU, type_name=_MODULE_LIST, may_be=frozenset({made}))
         if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             return UNKNOWN  # their own bindings would shadow ours: stay out
         if isinstance(node, (cst.Tuple, cst.List)):
@@ -769,7 +774,14 @@ class FlowAnalysis:
             if isinstance(node, cst.List) and values and all(value.kind is Kind.MODULE for value in values):
                 # ``[trend, seasonality]``: iterated, it gives modules (`_bind_loop_target`).
                 place = values[0].place if all(value.place is values[0].place for value in values) else Place.UNKNOWN
-                return Value(Kind.MODULE, place, type_name=_MODULE_LIST, elements=tuple(values))
+                classes = frozenset(value.type_name for value in values if value.type_name is not None)
+                return Value(
+                    Kind.MODULE,
+                    place,
+                    type_name=_MODULE_LIST,
+                    elements=tuple(values),
+                    may_be=classes if all(value.type_name for value in values) else frozenset(),
+                )
             return Value(elements=tuple(values))
         if isinstance(node, cst.Yield):
             if node.value is not None and not isinstance(node.value, cst.From):
@@ -1356,11 +1368,11 @@ class FlowAnalysis:
             return combine([value for _, value in tensor_values])
         if module.place is Place.DEVICE or module.is_cpu_factory_tensor:
             tensor_values.append((node.func, module))
-        elif type_name and not type_name.startswith("torch.") and local is None:
-            # A module of another file or library whose forward is not seen may move its inputs
-            # (metric-learning losses move the labels to the embeddings' device), and computes
-            # where they are.
-            return Value(self._module_result_kind(module), computed_where(type_name, argument_values))
+        elif foreign := sorted(name for name in module.type_names if not name.startswith("torch.") and name not in self.classes):
+            # A module of another file or library whose forward is not seen (one of them, for an
+            # item of ``[MeanReducer(), AvgNonZeroReducer()]``) may move its inputs (metric-learning
+            # losses move the labels to the embeddings' device), and computes where they are.
+            return Value(self._module_result_kind(module), computed_where(foreign[0], argument_values))
         self._record_meeting(node, tensor_values)
         place = module.place if module.place is Place.DEVICE else Place.UNKNOWN
         return Value(self._module_result_kind(module), place)
