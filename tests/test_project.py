@@ -1740,3 +1740,28 @@ def test_modules_of_another_file_run_from_a_list_may_move_what_they_are_given(tm
             """,
     })
     assert _findings(tmp_path) == []
+
+
+def test_a_test_that_builds_a_module_of_its_own_and_runs_it_is_host_code(tmp_path):
+    """torchtnt's FLOP counter test: a module class defined in the test, given CPU input by the
+    test itself, in a project whose other files name a device."""
+    write(tmp_path, {
+        "mylib/__init__.py": "",
+        "mylib/train.py": "def fit(model, batch, device):\n    return model.to(device)(batch.to(device))\n",
+        "tests/test_counts.py": """\
+            import unittest
+
+            import torch
+
+
+            class CountTest(unittest.TestCase):
+                def test_matmul(self):
+                    class Twice(torch.nn.Module):
+                        def forward(self, x):
+                            return x.matmul(torch.randn(5, 3))
+
+                    module = Twice()
+                    self.assertEqual(module(torch.randn(4, 5)).shape[1], 3)
+            """,
+    })
+    assert _findings(tmp_path) == []

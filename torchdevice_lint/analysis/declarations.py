@@ -86,9 +86,9 @@ class Declarations:
 
     def runs_own_modules(self) -> bool:
         """The file runs the modules it makes itself: its top-level code does, or one of its
-        top-level functions calls a module it got from a class or a helper of the file
-        (``model, args = _load_model()`` then ``model(x, n)``: torchmetrics' NISQA, a model
-        the metric runs on the CPU)."""
+        functions calls a module it got from a class or a helper of the file (``model, args =
+        _load_model()`` then ``model(x, n)``: torchmetrics' NISQA, a model the metric runs on
+        the CPU; a test that builds a module of its own and runs it)."""
         if self.run_by_the_file() & (self.classes.keys() | self.functions.keys()):
             return True
         makers = {name for name, info in self.classes.items() if info.is_module}
@@ -97,7 +97,7 @@ class Declarations:
             if not more:
                 break
             makers |= more
-        for function in self.functions.values():
+        for function in self.parents:  # methods too: a test method that builds a module and runs it
             made: set[str] = set()
             for node in walk(function.body):
                 if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call):
