@@ -1765,3 +1765,40 @@ def test_a_test_that_builds_a_module_of_its_own_and_runs_it_is_host_code(tmp_pat
             """,
     })
     assert _findings(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ("torch.set_default_tensor_type('torch.cuda.FloatTensor')", []),
+        ("torch.set_default_device('cuda')", []),
+        ("torch.set_default_tensor_type('torch.FloatTensor')", ["mylib/render.py:5"]),
+    ],
+)
+def test_a_default_cuda_tensor_type_set_in_another_file_puts_factories_on_the_gpu(tmp_path, entry, expected):
+    """NeuS: ``exp_runner.py`` makes CUDA the default tensor type under ``__main__``; the
+    renderer's device-less factories are then on the GPU with the rays they meet."""
+    write(tmp_path, {
+        "mylib/__init__.py": "",
+        "mylib/render.py": """\
+            import torch
+
+
+            def sample(rays_o: torch.Tensor, n: int) -> torch.Tensor:
+                steps = torch.linspace(0.0, 1.0, n)
+                return rays_o[..., None, :] * steps[None, :, None]
+
+
+            def to_device(rays, device):
+                return rays.to(device)
+            """,
+        "exp_runner.py": f"""\
+            import torch
+            from mylib.render import sample
+
+            if __name__ == "__main__":
+                {entry}
+                print(sample(torch.rand(4, 3), 8).shape)
+            """,
+    })
+    assert _findings(tmp_path) == expected

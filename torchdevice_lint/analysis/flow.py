@@ -120,7 +120,7 @@ class FlowAnalysis:
         self.functions = self.declarations.functions
         #: Names this file calls: its own functions and classes that it runs itself.
         self.called_names = self.declarations.called_names
-        self.sets_default_device = self.declarations.sets_default_device
+        self.sets_default_device = self.declarations.sets_default_device or bool(project and project.cuda_made_the_default())
         #: Code that never names a device, moves anything or calls ``.cuda()`` runs on the CPU.
         self.touches_device = mentions_device(source_text)
         #: The module's code, for questions a substring answers before any walk.

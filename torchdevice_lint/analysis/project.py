@@ -188,6 +188,9 @@ class FileFacts:
     cpu_callees: frozenset[str] = frozenset()
     #: The file names a device, moves anything or calls ``.cuda()`` (`mentions_device`).
     names_device: bool = False
+    #: The file makes CUDA the default for new tensors: ``torch.set_default_tensor_type(
+    #: 'torch.cuda.FloatTensor')`` (NeuS' ``exp_runner.py``), ``torch.set_default_device("cuda")``.
+    sets_cuda_default: bool = False
 
     def as_json(self) -> list:
         classes = {name: [list(bases), sorted(methods)] for name, (bases, methods) in sorted(self.classes.items())}
@@ -208,6 +211,7 @@ class FileFacts:
             {name: list(positions) for name, positions in sorted(self.kept_arguments.items())},
             sorted(self.cpu_callees),
             self.names_device,
+            self.sets_cuda_default,
         ]
 
 
@@ -279,9 +283,14 @@ def scan(text: str) -> FileFacts:
         kept_arguments,
         _cpu_callees(text, [(start, end) for start, end, name in class_spans if builds_batches_by_bases(list(classes[name][0]), name)]),
         mentions_device(text),
+        "set_default_" in text and _CUDA_DEFAULT.search(text) is not None,
     )
 
 
+#: A call making CUDA the default device of new tensors.
+_CUDA_DEFAULT = re.compile(
+    r"\bset_default_tensor_type[ \t]*\([ \t]*['\"]?torch\.cuda\.|\bset_default_device[ \t]*\([ \t]*['\"]cuda"
+)
 #: A call of ``init_process_group`` (``dist.init_process_group(``), not a definition of one.
 _INIT_PROCESS_GROUP = re.compile(r"(?<!def )\binit_process_group[ \t]*\(")
 #: A backend written out as a plain string, the whole of its argument: ``"nccl"`` then ``,`` or ``)``.
@@ -904,6 +913,10 @@ class ProjectIndex:
         return frozenset(found)
 
     @functools.cached_property
+    def sets_cuda_default(self) -> bool:
+        return any(facts.sets_cuda_default for facts in self.files.values())
+
+    @functools.cached_property
     def files_naming_a_device(self) -> frozenset[str]:
         return frozenset(path for path, facts in self.files.items() if facts.names_device)
 
@@ -1134,6 +1147,12 @@ class ProjectView:
         ``__getitem__``), or moving its result to the device at once (pytracking's
         ``dcf.get_reg_filter(...).to(self.params.device)``)."""
         return (self.path, function) in self.index.functions_called_off_the_device
+
+    def cuda_made_the_default(self) -> bool:
+        """A file of the project makes CUDA the default device of new tensors (an entry script's
+        ``torch.set_default_tensor_type('torch.cuda.FloatTensor')``): factories without a device
+        may well be on the GPU."""
+        return self.index.sets_cuda_default
 
     def device_named_elsewhere(self) -> bool:
         """Another file of the project names a device: the modules this file defines may be
