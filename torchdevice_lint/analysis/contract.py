@@ -21,6 +21,9 @@ from torchdevice_lint.analysis.values import Place, Value
 DATA_LOADING_FUNCTIONS = ("__getitem__", "__iter__", "__next__", "collate")
 #: Words in an ``if`` test that make its branches a choice between CPU and device.
 _AVAILABILITY_WORDS = ("is_available", "cpu")
+#: Words in an ``if`` test whose body runs only while a model is traced or exported
+#: (``torch.jit.is_tracing()``, icefall's ``is_jit_tracing()``, ``torch.onnx.is_in_onnx_export()``).
+_EXPORT_WORDS = ("is_tracing", "is_jit_tracing", "is_scripting", "is_in_onnx_export")
 
 
 def is_data_loading(function: cst.FunctionDef) -> bool:
@@ -29,7 +32,9 @@ def is_data_loading(function: cst.FunctionDef) -> bool:
 
 
 def runs_on_cpu(module: cst.Module, ancestors: Sequence[cst.CSTNode]) -> bool:
-    """Inside data loading (a Dataset, a collate function) or a branch of an availability test."""
+    """Inside data loading (a Dataset, a collate function), a branch of an availability test,
+    or the body of a test for tracing or export: an exported graph records the device of what
+    it makes as a constant, and export scripts trace on the CPU (icefall's ``rel_shift``)."""
     for node in ancestors:
         if isinstance(node, cst.FunctionDef) and is_data_loading(node):
             return True
@@ -39,7 +44,7 @@ def runs_on_cpu(module: cst.Module, ancestors: Sequence[cst.CSTNode]) -> bool:
             test = module.code_for_node(node.test)
             if any(word in test for word in _AVAILABILITY_WORDS):
                 return True
-    return False
+    return _in_an_export_branch(ancestors)
 
 
 def _builds_batches(node: cst.ClassDef) -> bool:
@@ -134,7 +139,29 @@ def cpu_chosen(ancestors: Sequence[cst.CSTNode], values: dict[cst.CSTNode, Value
     its parent last): moved to the host at once, or made in the CPU branch of an ``is_cuda``
     test. TDL003 asks no ``device=`` there, and TDL006 gives its replacement of a legacy
     constructor no caller's device."""
-    return _placed_on_the_host(ancestors, values) or _in_a_cpu_branch(ancestors)
+    return _placed_on_the_host(ancestors, values) or _in_a_cpu_branch(ancestors) or _in_an_export_branch(ancestors)
+
+
+def _in_an_export_branch(ancestors: Sequence[cst.CSTNode]) -> bool:
+    """In the body of ``if torch.jit.is_tracing():`` (or ``is_scripting()``, icefall's
+    ``is_jit_tracing()``, ``torch.onnx.is_in_onnx_export()``, alone or joined by ``or``): code
+    that runs only while a model is exported, which records the device of what it makes as a
+    constant; export scripts trace on the CPU (icefall's and wenet's ``rel_shift``)."""
+    for index, ancestor in enumerate(ancestors[:-1]):
+        if isinstance(ancestor, (cst.If, cst.IfExp)) and ancestors[index + 1] is ancestor.body:
+            if _tests_export(ancestor.test):
+                return True
+    return False
+
+
+def _tests_export(test: cst.BaseExpression) -> bool:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return _tests_export(test.left) and _tests_export(test.right)
+    if not (isinstance(test, cst.Call) and not test.args):
+        return False
+    func = test.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name in _EXPORT_WORDS
 
 
 def _placed_on_the_host(ancestors: Sequence[cst.CSTNode], values: dict[cst.CSTNode, Value]) -> bool:
