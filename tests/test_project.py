@@ -1802,3 +1802,29 @@ def test_a_default_cuda_tensor_type_set_in_another_file_puts_factories_on_the_gp
             """,
     })
     assert _findings(tmp_path) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "sets"),
+    [
+        ("torch.set_default_tensor_type('torch.cuda.FloatTensor')\n", True),
+        ("if __name__ == '__main__':\n    torch.set_default_device('cuda')\n", True),
+        ('def f():\n    """Example::\n\n        torch.set_default_tensor_type(torch.cuda.FloatTensor)\n    """\n', False),
+        ("CASES = [\"torch.set_default_tensor_type('torch.cuda.FloatTensor')\"]\n", False),
+        ("torch.set_default_device(device)\n", False),  # which device: not read
+    ],
+)
+def test_scan_reads_a_cuda_default_set_in_code_only(text, sets):
+    """A docstring's example (TDL006's own docs) or a test's string sets no default: read as
+    such, they silenced TDL003 in every file of this repository under flake8."""
+    assert scan(text).sets_cuda_default is sets
+
+
+def test_a_cuda_default_set_by_a_test_leaves_the_library_alone(tmp_path):
+    write(tmp_path, {
+        "mylib/__init__.py": "",
+        "mylib/render.py": "import torch\n\n\ndef sample(rays: torch.Tensor, n: int, device=None):\n"
+                           "    return rays[..., None, :] * torch.linspace(0.0, 1.0, n)[None, :, None]\n",
+        "tests/conftest.py": "import torch\n\ntorch.set_default_device('cuda')\n",
+    })
+    assert _findings(tmp_path) == ["mylib/render.py:5"]

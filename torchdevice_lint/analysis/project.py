@@ -283,14 +283,33 @@ def scan(text: str) -> FileFacts:
         kept_arguments,
         _cpu_callees(text, [(start, end) for start, end, name in class_spans if builds_batches_by_bases(list(classes[name][0]), name)]),
         mentions_device(text),
-        "set_default_" in text and _CUDA_DEFAULT.search(text) is not None,
+        "set_default_" in text and _sets_cuda_default(text),
     )
 
 
 #: A call making CUDA the default device of new tensors.
 _CUDA_DEFAULT = re.compile(
-    r"\bset_default_tensor_type[ \t]*\([ \t]*['\"]?torch\.cuda\.|\bset_default_device[ \t]*\([ \t]*['\"]cuda"
+    r"^[ \t]*(?:\w+\.)*(?:set_default_tensor_type[ \t]*\([ \t]*['\"]?torch\.cuda\.|set_default_device[ \t]*\([ \t]*['\"]cuda)",
+    re.MULTILINE,
 )
+def _sets_cuda_default(text: str) -> bool:
+    """`FileFacts.sets_cuda_default`: a `_CUDA_DEFAULT` line outside triple-quoted strings (a
+    docstring's example sets nothing)."""
+    return any(
+        text.count('"""', 0, match.start()) % 2 == 0 and text.count("'''", 0, match.start()) % 2 == 0
+        for match in _CUDA_DEFAULT.finditer(text)
+    )
+
+
+def _is_test_file(path: str) -> bool:
+    """A test module (``test_*.py``, ``*_test.py``, ``conftest.py``) or a file under ``tests/``."""
+    name = os.path.basename(path)
+    parts = path.replace(os.sep, "/").split("/")
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" or any(
+        part in ("test", "tests") for part in parts[:-1]
+    )
+
+
 #: A call of ``init_process_group`` (``dist.init_process_group(``), not a definition of one.
 _INIT_PROCESS_GROUP = re.compile(r"(?<!def )\binit_process_group[ \t]*\(")
 #: A backend written out as a plain string, the whole of its argument: ``"nccl"`` then ``,`` or ``)``.
@@ -914,7 +933,8 @@ class ProjectIndex:
 
     @functools.cached_property
     def sets_cuda_default(self) -> bool:
-        return any(facts.sets_cuda_default for facts in self.files.values())
+        """A file of the project other than a test makes CUDA the default device."""
+        return any(facts.sets_cuda_default and not _is_test_file(path) for path, facts in self.files.items())
 
     @functools.cached_property
     def files_naming_a_device(self) -> frozenset[str]:
