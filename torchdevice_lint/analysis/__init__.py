@@ -222,7 +222,7 @@ class FileAnalysis:
             return None
         if only_test_code_uses(self.module, functions[-1]) or asserts_cpu_tensor(functions[0], self.imports):
             return None
-        if not self.flow.touches_device and functions[-1].name.value in self.flow.declarations.run_by_the_file():
+        if not self.flow.touches_device and functions[-1].name.value in self.flow.declarations.run_by_the_file:
             return None  # a file that names no device and runs this function itself: the host
         here = functions[0]
         # Only the function's arguments and what is computed from them: a tensor from a helper

@@ -45,17 +45,15 @@ class Declarations:
         self.called_names: set[str] = set()
         self.sets_default_device = False
         self._module = module
-        self._run_names: Optional[set[str]] = None
         self._collect(module, None, None)
         self._judge_classes()
 
+    @functools.cached_property
     def run_by_the_file(self) -> set[str]:
         """Functions and classes of the file its own top-level code runs, directly or through
         functions that it runs (``main()`` under ``if __name__ == "__main__":``). A helper only
         other functions call (gpytorch's ``_psd_safe_cholesky`` under ``psd_safe_cholesky(A)``,
         101d3729b3) runs where their callers' callers put their tensors."""
-        if self._run_names is not None:
-            return self._run_names
         called_in = self._names_called_by_functions
         pending: list[str] = []
         stack: list[cst.CSTNode] = list(self._module.body)
@@ -73,7 +71,6 @@ class Declarations:
                 continue
             run.add(name)
             pending.extend(called_in.get(name, ()))
-        self._run_names = run
         return run
 
     @functools.cached_property
@@ -89,7 +86,7 @@ class Declarations:
         functions calls a module it got from a class or a helper of the file (``model, args =
         _load_model()`` then ``model(x, n)``: torchmetrics' NISQA, a model the metric runs on
         the CPU; a test that builds a module of its own and runs it)."""
-        if self.run_by_the_file() & (self.classes.keys() | self.functions.keys()):
+        if self.run_by_the_file & (self.classes.keys() | self.functions.keys()):
             return True
         makers = {name for name, info in self.classes.items() if info.is_module}
         while True:  # helpers that build one, through helpers that do
@@ -99,12 +96,15 @@ class Declarations:
             makers |= more
         for function in self.parents:  # methods too: a test method that builds a module and runs it
             made: set[str] = set()
+            called: set[str] = set()
             for node in walk(function.body):
                 if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call):
                     func = node.value.func
                     if isinstance(func, cst.Name) and func.value in makers:
                         made |= {n.value for target in node.targets for n in walk(target.target) if isinstance(n, cst.Name)}
-            if made and any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in made for n in walk(function.body)):
+                elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+                    called.add(node.func.value)
+            if made & called:
                 return True
         return False
 

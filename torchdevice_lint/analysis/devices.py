@@ -79,12 +79,12 @@ def looks_like_accelerator_switch(identifier: str) -> bool:
     return last != "gpu" and _ACCELERATOR_SWITCH.fullmatch(last) is not None
 
 
-#: Words that name a device only as whole words (``device``, ``.to(``, ``accelerator`` count anywhere).
+#: Text that names a device anywhere (``device``, ``.to(``, ``accelerator``), and words that
+#: name one only as whole words.
+_DEVICE_TEXTS = ("device", ".to(", "accelerator")
 _DEVICE_WORDS = {word: re.compile(rf"\b{word}\b") for word in ("cuda", "mps", "xpu")}
-
-
 #: Where code may name a device (`_names_device` says whether any does).
-_MENTION = re.compile(r"device|\.to\(|accelerator|\b(?:cuda|mps|xpu)\b")
+_MENTION = re.compile("|".join([*map(re.escape, _DEVICE_TEXTS), *(pattern.pattern for pattern in _DEVICE_WORDS.values())]))
 #: A one-line string literal, whose ``#`` starts no comment.
 _LINE_STRING = re.compile(r"'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"")
 
@@ -111,6 +111,6 @@ def mentions_device(text: str) -> bool:
 
 
 def _names_device(text: str) -> bool:
-    if "device" in text or ".to(" in text or "accelerator" in text:
+    if any(part in text for part in _DEVICE_TEXTS):
         return True
     return any(word in text and pattern.search(text) for word, pattern in _DEVICE_WORDS.items())

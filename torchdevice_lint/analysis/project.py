@@ -292,6 +292,8 @@ _CUDA_DEFAULT = re.compile(
     r"^[ \t]*(?:\w+\.)*(?:set_default_tensor_type[ \t]*\([ \t]*['\"]?torch\.cuda\.|set_default_device[ \t]*\([ \t]*['\"]cuda)",
     re.MULTILINE,
 )
+
+
 def _sets_cuda_default(text: str) -> bool:
     """`FileFacts.sets_cuda_default`: a `_CUDA_DEFAULT` line outside triple-quoted strings (a
     docstring's example sets nothing)."""
